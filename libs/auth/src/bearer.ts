@@ -1,0 +1,150 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  type JWK,
+  type JWTVerifyGetKey,
+  jwtVerify,
+  SignJWT,
+} from "jose";
+
+/**
+ * Bearer tokens (ARCHITECTURE "Identity"; MCP authorization with OAuth 2.1 bearer tokens). Baton is a
+ * resource server: it verifies JWTs from an issuer by its JWKS, checks `aud` is this MCP resource, and
+ * reads the identity claims. `baton dev` ships a dev issuer (an Ed25519 key in the data directory)
+ * that `baton token` signs with.
+ */
+
+/** The identity claims Baton reads from a verified token. */
+export interface TokenClaims {
+  /** `sub`: the agent id, or the person's email. */
+  sub: string;
+  org: string;
+  kind: "agent" | "person";
+  groups: string[];
+  roles: string[];
+}
+
+/** Why a bearer token was refused (HTTP 401 with `WWW-Authenticate`). */
+export interface BearerError {
+  error: "invalid_token";
+  description: string;
+}
+
+/** The dev issuer's key material, kept in `<data-dir>/dev-issuer.json` (private; never commit it). */
+export interface DevIssuer {
+  issuer: string;
+  kid: string;
+  privateJwk: JWK;
+  publicJwk: JWK;
+}
+
+/** The dev issuer's `iss`. */
+export const DEV_ISSUER = "urn:baton:dev-issuer";
+
+/**
+ * Loads the dev issuer from `file`, creating a fresh Ed25519 key there (mode 0600) when it does not
+ * exist. Throws when the file exists but is not a dev issuer.
+ */
+export async function loadOrCreateDevIssuer(file: string): Promise<DevIssuer> {
+  if (existsSync(file)) {
+    const parsed = JSON.parse(readFileSync(file, "utf8")) as DevIssuer;
+    if (!parsed.privateJwk || !parsed.publicJwk || !parsed.kid)
+      throw new Error(`${file} is not a dev issuer key file`);
+    return parsed;
+  }
+  const { privateKey, publicKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
+  const kid = `dev-${Date.now().toString(36)}`;
+  const issuer: DevIssuer = {
+    issuer: DEV_ISSUER,
+    kid,
+    privateJwk: { ...(await exportJWK(privateKey)), kid, alg: "EdDSA" },
+    publicJwk: { ...(await exportJWK(publicKey)), kid, alg: "EdDSA", use: "sig" },
+  };
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(issuer, null, 2)}\n`, { mode: 0o600 });
+  return issuer;
+}
+
+/** Signs a bearer token with the dev issuer for `audience` (the MCP resource URL), valid `ttlSeconds`. */
+export async function mintDevToken(
+  issuer: DevIssuer,
+  claims: TokenClaims,
+  audience: string,
+  ttlSeconds = 30 * 24 * 3600,
+): Promise<string> {
+  const key = await importJWK(issuer.privateJwk, "EdDSA");
+  return new SignJWT({ org: claims.org, kind: claims.kind, groups: claims.groups, roles: claims.roles })
+    .setProtectedHeader({ alg: "EdDSA", kid: issuer.kid, typ: "JWT" })
+    .setSubject(claims.sub)
+    .setIssuer(issuer.issuer)
+    .setAudience(audience)
+    .setIssuedAt()
+    .setExpirationTime(`${ttlSeconds}s`)
+    .sign(key);
+}
+
+/** Where verification keys come from. */
+export type KeySource = { jwks: JWK[] } | { jwksUrl: string };
+
+/** Verifies bearer tokens: signature by `keys`, `iss`, `aud`, expiry, and the identity claims. */
+export interface BearerVerifier {
+  verify(token: string): Promise<{ ok: true; claims: TokenClaims } | { ok: false; error: BearerError }>;
+}
+
+/**
+ * Builds a verifier once at start (the key set is resolved and cached by jose). `audience` is this
+ * server's MCP resource URL; tokens for another resource are refused (RFC 8707 audience binding).
+ */
+export function createBearerVerifier(options: {
+  issuer: string;
+  audience: string;
+  keys: KeySource;
+}): BearerVerifier {
+  const getKey: JWTVerifyGetKey =
+    "jwks" in options.keys
+      ? createLocalJWKSet({ keys: options.keys.jwks })
+      : createRemoteJWKSet(new URL(options.keys.jwksUrl));
+  return {
+    async verify(token) {
+      try {
+        const { payload } = await jwtVerify(token, getKey, {
+          issuer: options.issuer,
+          audience: options.audience,
+          algorithms: ["EdDSA", "ES256", "RS256", "PS256"],
+        });
+        const problems: string[] = [];
+        if (typeof payload.sub !== "string" || payload.sub === "") problems.push("sub");
+        if (typeof payload.org !== "string" || payload.org === "") problems.push("org");
+        if (payload.kind !== "agent" && payload.kind !== "person") problems.push("kind (agent or person)");
+        const groups = payload.groups ?? [];
+        const roles = payload.roles ?? [];
+        if (!Array.isArray(groups) || !groups.every((g) => typeof g === "string")) problems.push("groups");
+        if (!Array.isArray(roles) || !roles.every((r) => typeof r === "string")) problems.push("roles");
+        if (problems.length > 0) {
+          return {
+            ok: false,
+            error: { error: "invalid_token", description: `token lacks ${problems.join(", ")}` },
+          };
+        }
+        return {
+          ok: true,
+          claims: {
+            sub: payload.sub as string,
+            org: payload.org as string,
+            kind: payload.kind as "agent" | "person",
+            groups: groups as string[],
+            roles: roles as string[],
+          },
+        };
+      } catch (error) {
+        const description = error instanceof Error ? error.message : "token did not verify";
+        return { ok: false, error: { error: "invalid_token", description } };
+      }
+    },
+  };
+}

@@ -1,0 +1,1 @@
+export { type BlobStore, blobKey, LocalBlobStore, sha256Hex } from "./store.ts";

@@ -1,0 +1,123 @@
+import { randomUUID } from "node:crypto";
+import type { Identity, ToolArgs } from "@baton/protocol";
+import { type Bus, BusRemoteError, BusUnavailable, type Envelope } from "./bus.ts";
+
+/**
+ * The subject catalog: every service call Baton makes, and who answers it.
+ *
+ * | subject | served by | payload |
+ * |---|---|---|
+ * | `engine.p<k>` | the engine replica owning partition k | {@link EngineWrite} |
+ * | `engine.read` | any engine replica (queue `engine`) | {@link EngineRead} |
+ * | `registry` | any registry replica (queue `registry`) | {@link RegistryCall} |
+ * | `evidence` | any evidence replica (queue `evidence`) | {@link EvidenceCall} |
+ * | `scheduler` | any scheduler replica (queue `scheduler`) | {@link SchedulerCall} |
+ * | `events.<org>.<type>` | the JetStream events stream | domain events |
+ *
+ * Subjects here are logical: the NATS transport puts its namespace in front (`baton.engine.p3`), so
+ * several Baton deployments can share one NATS cluster.
+ */
+export const SUBJECTS = {
+  engineWrite: (partition: number) => `engine.p${partition}`,
+  engineRead: "engine.read",
+  registry: "registry",
+  evidence: "evidence",
+  scheduler: "scheduler",
+  event: (org: string, type: string) => `events.${encodeURIComponent(org).replace(/[.%*>]/g, "_")}.${type}`,
+} as const;
+
+/** Queue groups, so replicas of one service share a subject. */
+export const QUEUES = {
+  engine: "engine",
+  registry: "registry",
+  evidence: "evidence",
+  scheduler: "scheduler",
+} as const;
+
+/** Tools that change one run and are served by the run's partition owner. */
+export type EngineWriteTool =
+  | "start_run"
+  | "claim"
+  | "renew"
+  | "submit"
+  | "escalate"
+  | "decide"
+  | "cancel"
+  | "send_event";
+
+/** A write to one run. `runId` routes it; `claimId` is the verified content of a claim token. */
+export type EngineWrite = {
+  [T in EngineWriteTool]: { tool: T; args: ToolArgs[T]; runId: string; claimId?: string };
+}[EngineWriteTool];
+
+/** A read any engine replica serves from PostgreSQL. */
+export type EngineRead = {
+  [T in "get_run" | "get_work" | "list_runs"]: { tool: T; args: ToolArgs[T] };
+}["get_run" | "get_work" | "list_runs"];
+
+/** Registry calls: the catalog tool and the admin API (§7 import, bind, publish). */
+export type RegistryCall =
+  | { op: "list_processes"; args: ToolArgs["list_processes"] }
+  | { op: "import"; folderName: string | null; source: string }
+  | { op: "get_draft"; draftId: string }
+  | { op: "bind"; draftId: string; bindings: Record<string, string> }
+  | { op: "publish"; draftId: string };
+
+/** Evidence calls (§5): record an upload whose bytes the gateway stored, verify refs, resolve for download. */
+export type EvidenceCall =
+  | {
+      op: "register";
+      requestId: string;
+      fingerprint: string;
+      fileName: string;
+      contentType: string;
+      sha256: string;
+      bytes: number;
+    }
+  | { op: "verify"; refs: string[] }
+  | { op: "get"; id: string };
+
+/** Scheduler calls (issue #5): the manual clock. */
+export type SchedulerCall = { op: "advance"; ms: number } | { op: "now" };
+
+/** Builds an envelope. */
+export function envelope<P>(
+  type: string,
+  identity: Identity | null,
+  payload: P,
+  deadline: number,
+  trace?: string,
+): Envelope<P> {
+  const env: Envelope<P> = { type, id: randomUUID(), identity, deadline, payload };
+  if (trace) env.trace = trace;
+  return env;
+}
+
+/**
+ * Sends a request, retrying while nobody serves the subject (a partition hand-over, a restarting
+ * service) or the handler says a retry can help, until `deadline` (epoch ms, wall clock). Throws the
+ * last {@link BusUnavailable} / {@link BusRemoteError} when the deadline passes; the gateway answers
+ * `retry` then (ARCHITECTURE rule 5).
+ */
+export async function requestWithRetry(
+  bus: Bus,
+  subject: string,
+  env: Envelope,
+  deadline: number,
+  sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+): Promise<unknown> {
+  let delay = 25;
+  for (;;) {
+    const remaining = deadline - Date.now();
+    try {
+      return await bus.request(subject, env, Math.max(remaining, 1));
+    } catch (error) {
+      const retryable =
+        (error instanceof BusUnavailable && error.reason === "no_responders") ||
+        (error instanceof BusRemoteError && error.retryable);
+      if (!retryable || Date.now() + delay >= deadline) throw error;
+      await sleep(delay);
+      delay = Math.min(delay * 2, 500);
+    }
+  }
+}

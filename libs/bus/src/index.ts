@@ -1,0 +1,27 @@
+export {
+  type Bus,
+  BusRemoteError,
+  BusUnavailable,
+  type Envelope,
+  EnvelopeSchema,
+  type Handler,
+  type Reply,
+  RetryableError,
+  type Subscription,
+} from "./bus.ts";
+export {
+  type EngineRead,
+  type EngineWrite,
+  type EngineWriteTool,
+  type EvidenceCall,
+  envelope,
+  QUEUES,
+  type RegistryCall,
+  requestWithRetry,
+  type SchedulerCall,
+  SUBJECTS,
+} from "./catalog.ts";
+export { type Clock, type Logger, ManualClock, silentLogger, systemClock } from "./clock.ts";
+export { InProcessBus, subjectPattern } from "./in-process.ts";
+export { parseEnv, untilSignal } from "./lifecycle.ts";
+export { eventsStream, NAMESPACE_PATTERN, NatsBus } from "./nats.ts";

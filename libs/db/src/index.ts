@@ -1,0 +1,14 @@
+export { connectPostgres, type Database, type Db, openEmbedded } from "./connect.ts";
+export {
+  drafts,
+  files,
+  idempotency,
+  outbox,
+  processVersions,
+  readySteps,
+  runJournal,
+  runs,
+  settings,
+  timers,
+  workItems,
+} from "./schema.ts";

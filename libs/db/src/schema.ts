@@ -1,0 +1,212 @@
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  bigserial,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+} from "drizzle-orm/pg-core";
+
+/**
+ * Baton's tables (ARCHITECTURE: PostgreSQL is the truth). Every row belongs to an organization; every
+ * query filters by `org`. Times are `timestamptz` with millisecond precision, always written from the
+ * injected clock, never from `now()`, so a manual clock moves everything together.
+ */
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date", precision: 3 });
+
+/** An imported PROCESS.md awaiting role bindings and publication (§7). */
+export const drafts = pgTable(
+  "drafts",
+  {
+    id: text("id").primaryKey(),
+    org: text("org").notNull(),
+    name: text("name").notNull(),
+    folderName: text("folder_name"),
+    source: text("source").notNull(),
+    bindings: jsonb("bindings").$type<Record<string, string>>().notNull(),
+    createdBy: text("created_by").notNull(),
+    createdAt: ts("created_at").notNull(),
+  },
+  (t) => [index("drafts_org_name").on(t.org, t.name)],
+);
+
+/** A published, immutable version (§6 rule 5). */
+export const processVersions = pgTable(
+  "process_versions",
+  {
+    org: text("org").notNull(),
+    name: text("name").notNull(),
+    version: integer("version").notNull(),
+    contentHash: text("content_hash").notNull(),
+    source: text("source").notNull(),
+    /** The parsed process (`@baton/process` `Process`), so no service parses on the hot path. */
+    definition: jsonb("definition").notNull(),
+    bindings: jsonb("bindings").$type<Record<string, string>>().notNull(),
+    publishedBy: text("published_by").notNull(),
+    publishedAt: ts("published_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.org, t.name, t.version] })],
+);
+
+/** One row per run: the state document fenced by `rev`, plus the columns cross-run reads filter on. */
+export const runs = pgTable(
+  "runs",
+  {
+    id: text("id").primaryKey(),
+    org: text("org").notNull(),
+    process: text("process").notNull(),
+    version: integer("version").notNull(),
+    mode: text("mode").notNull(),
+    state: text("state").notNull(),
+    outcome: text("outcome"),
+    startedAt: ts("started_at").notNull(),
+    updatedAt: ts("updated_at").notNull(),
+    inputs: jsonb("inputs").$type<Record<string, unknown>>().notNull(),
+    snapshot: text("snapshot").notNull(),
+    rev: integer("rev").notNull(),
+    partition: integer("partition").notNull(),
+    /** The engine's `Run` document (`@baton/engine`). */
+    doc: jsonb("doc").notNull(),
+  },
+  (t) => [
+    index("runs_org_started").on(t.org, t.startedAt, t.id),
+    index("runs_org_process_started").on(t.org, t.process, t.startedAt, t.id),
+  ],
+);
+
+/** The append-only record (ARCHITECTURE rule 6): one row per committed transition. */
+export const runJournal = pgTable(
+  "run_journal",
+  {
+    runId: text("run_id").notNull(),
+    rev: integer("rev").notNull(),
+    org: text("org").notNull(),
+    at: ts("at").notNull(),
+    actor: text("actor").notNull(),
+    actorKind: text("actor_kind").notNull(),
+    command: text("command").notNull(),
+    requestId: text("request_id"),
+    process: text("process").notNull(),
+    version: integer("version").notNull(),
+    contentHash: text("content_hash").notNull(),
+    /** The command's arguments (tokens reduced to claim ids) and the domain events it caused. */
+    detail: jsonb("detail").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.rev] })],
+);
+
+/** Idempotency records (§4): scope is the organization; a failed call is never recorded. */
+export const idempotency = pgTable(
+  "idempotency",
+  {
+    org: text("org").notNull(),
+    requestId: text("request_id").notNull(),
+    tool: text("tool").notNull(),
+    /** SHA-256 over the canonical tool name, arguments and caller. */
+    fingerprint: text("fingerprint").notNull(),
+    result: jsonb("result").notNull(),
+    createdAt: ts("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.org, t.requestId] })],
+);
+
+/** Index of agent steps that are ready or claimed (a claimed row reappears when its lease ends). */
+export const readySteps = pgTable(
+  "ready_steps",
+  {
+    runId: text("run_id").notNull(),
+    stepId: text("step_id").notNull(),
+    org: text("org").notNull(),
+    process: text("process").notNull(),
+    version: integer("version").notNull(),
+    mode: text("mode").notNull(),
+    readySince: ts("ready_since").notNull(),
+    dueAt: ts("due_at"),
+    leaseExpiresAt: ts("lease_expires_at"),
+    /** The live claim's last progress note, handed over if the lease ends (§3.3). */
+    progress: text("progress"),
+    handoff: jsonb("handoff"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.runId, t.stepId] }),
+    index("ready_steps_org_order").on(t.org, t.readySince, t.runId, t.stepId),
+  ],
+);
+
+/** Index of open work items (§3.4), for a person's `get_work`. */
+export const workItems = pgTable(
+  "work_items",
+  {
+    runId: text("run_id").notNull(),
+    workItemId: text("work_item_id").notNull(),
+    org: text("org").notNull(),
+    process: text("process").notNull(),
+    version: integer("version").notNull(),
+    mode: text("mode").notNull(),
+    groupId: text("group_id"),
+    person: text("person"),
+    createdAt: ts("created_at").notNull(),
+    /** The work item shape without its snapshot (filled from `runs.snapshot` at read time). */
+    item: jsonb("item").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.runId, t.workItemId] }),
+    index("work_items_org_group").on(t.org, t.groupId, t.createdAt),
+    index("work_items_org_person").on(t.org, t.person, t.createdAt),
+  ],
+);
+
+/** Durable timers (issue #5): kept equal to the run's pending timers in the transition's commit. */
+export const timers = pgTable(
+  "timers",
+  {
+    runId: text("run_id").notNull(),
+    kind: text("kind").notNull(),
+    stepId: text("step_id").notNull(),
+    org: text("org").notNull(),
+    partition: integer("partition").notNull(),
+    fireAt: ts("fire_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.kind, t.stepId] }), index("timers_fire_at").on(t.fireAt)],
+);
+
+/** Domain events written in the transition's commit, relayed to JetStream `events.>` (ARCHITECTURE). */
+export const outbox = pgTable(
+  "outbox",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    org: text("org").notNull(),
+    subject: text("subject").notNull(),
+    payload: jsonb("payload").notNull(),
+    createdAt: ts("created_at").notNull(),
+    publishedAt: ts("published_at"),
+  },
+  (t) => [index("outbox_unpublished").on(t.id).where(sql`${t.publishedAt} is null`)],
+);
+
+/** Uploaded files' metadata (§5); bytes live in the blob store, content-addressed per organization. */
+export const files = pgTable(
+  "files",
+  {
+    org: text("org").notNull(),
+    id: text("id").notNull(),
+    sha256: text("sha256").notNull(),
+    bytes: bigint("bytes", { mode: "number" }).notNull(),
+    contentType: text("content_type").notNull(),
+    fileName: text("file_name").notNull(),
+    createdBy: text("created_by").notNull(),
+    createdAt: ts("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.org, t.id] })],
+);
+
+/** Server-wide settings that must survive restarts (the embedded server's secrets, the manual clock). */
+export const settings = pgTable("settings", {
+  key: text("key").primaryKey(),
+  value: jsonb("value").notNull(),
+});

@@ -1,0 +1,90 @@
+import { type AgentStep, checkValues, type Route, stepNext, type TaskStep } from "@baton/process";
+import type { Completion, EvidenceItem, EvidenceItemArg } from "@baton/protocol";
+import type { FileCheck } from "./commands.ts";
+import type { PublishedProcess } from "./run.ts";
+
+/** A submission (agent `submit`) or a person's `completed` decision, as acceptance sees it. */
+export interface Submission {
+  output: Record<string, unknown> | undefined;
+  evidence: EvidenceItemArg[] | undefined;
+  summary: string | undefined;
+  next: string | undefined;
+  reason: string | undefined;
+}
+
+/** The accepted parts of a submission, ready to record. */
+export interface Accepted {
+  completion: Omit<Completion, "by" | "at">;
+  /** The route chosen from a list `next`, else undefined (the step's own `next` applies). */
+  chosen: string | undefined;
+}
+
+/** The routes of a step whose `next` is a list, else null. */
+export function routesOf(def: PublishedProcess, step: AgentStep | TaskStep): Route[] | null {
+  const next = stepNext(def.process, step.id);
+  return Array.isArray(next) ? next : null;
+}
+
+/**
+ * Acceptance (§6 rule 3, tools.md submit): every issue at once, in a stable order — summary, output,
+ * evidence, next/reason. `summaryRequired` is true for agents (§3.3: "required from agents and
+ * optional from people"). The run-data cap is checked by the caller on the data after recording.
+ */
+export function accept(
+  def: PublishedProcess,
+  step: AgentStep | TaskStep,
+  sub: Submission,
+  files: ReadonlyMap<string, FileCheck>,
+  summaryRequired: boolean,
+): { ok: true; accepted: Accepted } | { ok: false; issues: string[] } {
+  const issues: string[] = [];
+  const summary = sub.summary;
+  if (summaryRequired && (summary === undefined || summary.trim() === "")) issues.push("summary: missing");
+  else if (summary !== undefined && summary.trim() === "" && !summaryRequired) {
+    issues.push("summary: blank; leave it out or say what was done");
+  }
+
+  const output = sub.output ?? {};
+  issues.push(...checkValues(step.output ?? {}, output, "output"));
+
+  const evidence: EvidenceItem[] = [];
+  for (const item of sub.evidence ?? []) {
+    if (item.kind === "link") {
+      evidence.push({ kind: "link", ref: item.ref });
+      continue;
+    }
+    const check = files.get(item.ref) ?? { status: "not_found" };
+    if (check.status === "not_found") issues.push(`evidence ${item.ref}: not found`);
+    else if (check.status === "mismatch") {
+      issues.push(`evidence ${item.ref}: stored bytes no longer match the SHA-256 recorded at upload`);
+    } else evidence.push({ kind: "file", ref: item.ref, sha256: check.sha256 });
+  }
+  for (const kind of step.evidence ?? []) {
+    // §5: a required kind is met by at least one item of that kind; a link never stands in for a file.
+    if (!(sub.evidence ?? []).some((e) => e.kind === kind)) issues.push(`evidence: ${kind} required`);
+  }
+
+  const routes = routesOf(def, step);
+  let chosen: string | undefined;
+  if (routes) {
+    const names = routes.map((r) => r.to).join(", ");
+    if (sub.next === undefined) issues.push(`next: required, one of ${names}`);
+    else if (!routes.some((r) => r.to === sub.next))
+      issues.push(`next: "${sub.next}" is not one of ${names}`);
+    else chosen = sub.next;
+    if (sub.reason === undefined || sub.reason.trim() === "") issues.push("reason: required");
+  } else {
+    // §3.2: supplying them on a step whose next is not a list is a not_accepted issue.
+    if (sub.next !== undefined) issues.push("next: not accepted; this step's next is not a list");
+    if (sub.reason !== undefined) issues.push("reason: not accepted; this step's next is not a list");
+  }
+
+  if (issues.length > 0) return { ok: false, issues };
+  const completion: Omit<Completion, "by" | "at"> = { output, evidence };
+  if (summary !== undefined) completion.summary = summary;
+  if (chosen !== undefined) {
+    completion.next = chosen;
+    completion.reason = sub.reason as string;
+  }
+  return { ok: true, accepted: { completion, chosen } };
+}

@@ -1,0 +1,110 @@
+import type { Decision, EvidenceItemArg, Identity, ProtocolError } from "@baton/protocol";
+import type { EngineConfig, PublishedProcess, Run } from "./run.ts";
+
+/** The server acting on its own: timers, waits, failures it detects (§3.1 `by: "server"`). */
+export interface ServerActor {
+  kind: "server";
+}
+
+/** Who applies a command. */
+export type Actor = Identity | ServerActor;
+
+/** A command against one existing run. `start_run` is {@link StartCommand}, since no run exists yet. */
+export type Command =
+  | { type: "claim"; stepId: string }
+  | { type: "renew"; claimId: string; progress?: string | undefined }
+  | {
+      type: "submit";
+      claimId: string;
+      output: Record<string, unknown>;
+      evidence?: EvidenceItemArg[] | undefined;
+      summary: string;
+      next?: string | undefined;
+      reason?: string | undefined;
+    }
+  | { type: "escalate"; claimId: string; note: string }
+  | {
+      type: "decide";
+      workItemId: string;
+      snapshot: string;
+      decision: Decision;
+      output?: Record<string, unknown> | undefined;
+      evidence?: EvidenceItemArg[] | undefined;
+      summary?: string | undefined;
+      next?: string | undefined;
+      reason?: string | undefined;
+      note?: string | undefined;
+    }
+  | { type: "cancel"; reason: string }
+  | { type: "send_event"; name: string; data?: Record<string, unknown> | undefined }
+  /** Apply every timer due at `now` (lease expiry, waits, time-outs, `due`), and nothing else. */
+  | { type: "tick" };
+
+/** `start_run` (tools.md start_run). */
+export interface StartCommand {
+  runId: string;
+  inputs: Record<string, unknown>;
+  mode: "live" | "test";
+}
+
+/** What the shell found for a `file` evidence ref (§5): exists in this organization, bytes intact. */
+export type FileCheck = { status: "ok"; sha256: string } | { status: "not_found" } | { status: "mismatch" };
+
+/** Everything a command needs besides the run: no I/O, no clock, no randomness (ARCHITECTURE rule 1). */
+export interface CommandContext {
+  actor: Actor;
+  /** The command's time, epoch ms. */
+  now: number;
+  def: PublishedProcess;
+  config: EngineConfig;
+  /** Resolved `file` evidence refs of this command (see {@link fileRefsOf}). */
+  files?: ReadonlyMap<string, FileCheck>;
+}
+
+/** A domain event for the outbox (ARCHITECTURE: outbox → JetStream `events.>`). */
+export interface DomainEvent {
+  type:
+    | "run.started"
+    | "run.ended"
+    | "step.ready"
+    | "step.completed"
+    | "step.overdue"
+    | "work_item.opened"
+    | "event.held"
+    | "event.consumed";
+  runId: string;
+  org: string;
+  mode: "live" | "test";
+  /** Epoch ms. */
+  at: number;
+  stepId?: string;
+  detail?: Record<string, unknown>;
+}
+
+/** What a successful command returns; the shell turns it into the tool's result shape. */
+export type CommandValue =
+  | { kind: "view" }
+  | { kind: "claim"; claimId: string; expiresAt: number; stepId: string }
+  | { kind: "renew"; claimId: string; expiresAt: number }
+  | { kind: "send_event"; consumedBy: string | null }
+  | { kind: "none" };
+
+/**
+ * The result of applying a command: the new run (a fresh object; the input is never mutated), whether
+ * anything changed (and so must be committed), the value or protocol error, and the domain events.
+ * A refusal can still change the runtime (a refused submission records `handoff.issues`, §3.3); run
+ * data never changes on a refusal.
+ */
+export interface Outcome {
+  run: Run;
+  changed: boolean;
+  value: CommandValue | null;
+  error: ProtocolError | null;
+  events: DomainEvent[];
+}
+
+/** The `file` evidence refs a command cites, for the shell to resolve into {@link CommandContext.files}. */
+export function fileRefsOf(command: Command): string[] {
+  if (command.type !== "submit" && command.type !== "decide") return [];
+  return (command.evidence ?? []).filter((e) => e.kind === "file").map((e) => e.ref);
+}

@@ -1,0 +1,38 @@
+export { type Accepted, accept, routesOf, type Submission } from "./acceptance.ts";
+export {
+  type Actor,
+  type Command,
+  type CommandContext,
+  type CommandValue,
+  type DomainEvent,
+  type FileCheck,
+  fileRefsOf,
+  type Outcome,
+  type ServerActor,
+  type StartCommand,
+} from "./commands.ts";
+export { apply, decisionsOf, mayDecide, startRun } from "./machine.ts";
+export type {
+  ClaimState,
+  EngineConfig,
+  HeldEvent,
+  PublishedProcess,
+  Run,
+  StepRuntime,
+  WorkItemState,
+} from "./run.ts";
+export { jsonBytes, snapshotOf } from "./snapshot.ts";
+export { pendingTimers, type Timer, type TimerKind } from "./timers.ts";
+export { iso } from "./transitions.ts";
+export {
+  agentWorkItem,
+  claimedStep,
+  handoffOf,
+  indexRows,
+  type ReadyStepRow,
+  runAt,
+  runView,
+  type WorkItemRow,
+  withSnapshot,
+  workItemView,
+} from "./view.ts";

@@ -1,0 +1,530 @@
+import { type AgentStep, checkValues, type TaskStep } from "@baton/process";
+import {
+  CONFLICT,
+  type EvidenceItemArg,
+  type Identity,
+  type ProtocolError,
+  protocolError,
+  runEnded,
+} from "@baton/protocol";
+import { accept } from "./acceptance.ts";
+import type {
+  Actor,
+  Command,
+  CommandContext,
+  CommandValue,
+  DomainEvent,
+  Outcome,
+  StartCommand,
+} from "./commands.ts";
+import type { Run, WorkItemState } from "./run.ts";
+import { jsonBytes, snapshotOf } from "./snapshot.ts";
+import { applyDueTimers } from "./timers.ts";
+import {
+  complete,
+  decideWorkItem,
+  emptyRuntime,
+  endRun,
+  enter,
+  failStep,
+  finish,
+  iso,
+  newId,
+  openEscalation,
+  record,
+  rework,
+  rt,
+  settle,
+  stepOf,
+  type Tx,
+} from "./transitions.ts";
+
+/**
+ * The run engine's functional core (ARCHITECTURE rule 1): `(run, command, context) → outcome`.
+ * No I/O, no clock, no randomness: time, identity, the pinned process and resolved file evidence all
+ * come in through the context. Every rule of §3 and the tool contracts for one run lives here.
+ */
+
+/** A person identity, or null. */
+function person(actor: Actor): Identity | null {
+  return actor.kind === "person" ? actor : null;
+}
+
+function isEnded(run: Run): boolean {
+  return run.state === "ended" || run.state === "cancelled";
+}
+
+/**
+ * `start_run` (tools.md start_run, §3.2, §3.4): checks inputs against `inputs` (every issue at once)
+ * and the run-data cap, refuses an agent starting a process with an `initiator` step, then reaches the
+ * first step and every automatic transition after it.
+ *
+ * Errors: `invalid` with issues. The actor must be an agent or a person (the shell checks `server`
+ * never starts runs).
+ */
+export function startRun(cmd: StartCommand, ctx: CommandContext): Outcome | { error: ProtocolError } {
+  const { def, actor, now, config } = ctx;
+  if (actor.kind === "server") throw new Error("the server does not start runs");
+  const issues = checkValues(def.process.inputs, cmd.inputs, "inputs");
+  if (issues.length > 0) {
+    return { error: protocolError("invalid", `inputs do not match ${def.name} v${def.version}`, issues) };
+  }
+  const size = jsonBytes(cmd.inputs);
+  if (size > config.runDataBytes) {
+    return {
+      error: protocolError("invalid", "inputs are larger than the server accepts", [
+        `inputs: ${size} bytes, over limits.runDataBytes (${config.runDataBytes})`,
+      ]),
+    };
+  }
+  if (actor.kind === "agent") {
+    const initiatorSteps = def.process.steps.filter(
+      (s) => (s.kind === "task" || s.kind === "approve") && s.person === "initiator",
+    );
+    if (initiatorSteps.length > 0) {
+      return {
+        error: protocolError(
+          "invalid",
+          `${def.name} assigns ${initiatorSteps.map((s) => s.id).join(", ")} to initiator; a run started by an agent has no initiator, so a person must start it`,
+          initiatorSteps.map((s) => `steps.${s.id}.person: initiator needs a person to start the run`),
+        ),
+      };
+    }
+  }
+  const data = { inputs: cmd.inputs, steps: {} };
+  const run: Run = {
+    id: cmd.runId,
+    org: def.org,
+    process: def.name,
+    version: def.version,
+    contentHash: def.contentHash,
+    mode: cmd.mode,
+    state: "active",
+    outcome: null,
+    ended: null,
+    startedBy: actor.id,
+    startedByKind: actor.kind,
+    initiator: actor.kind === "person" ? actor.id : null,
+    startedAt: now,
+    updatedAt: now,
+    rev: 0,
+    data,
+    steps: Object.fromEntries(def.process.steps.map((s) => [s.id, emptyRuntime()])),
+    workItems: [],
+    decidedItems: [],
+    heldEvents: [],
+    seq: 0,
+    snapshot: snapshotOf(data),
+  };
+  const tx: Tx = { run, ctx, events: [], dataChanged: false };
+  tx.events.push({ type: "run.started", runId: run.id, org: run.org, mode: run.mode, at: now });
+  const first = def.process.steps[0];
+  if (!first) throw new Error(`${def.name} v${def.version} has no steps`);
+  enter(tx, first.id, now);
+  settle(tx, now);
+  finish(tx, now);
+  return { run: tx.run, changed: true, value: { kind: "view" }, error: null, events: tx.events };
+}
+
+/**
+ * Applies one command to a run (§3, tools.md). Timers due at `now` are applied first, each at its own
+ * time (lease expiry, waits, time-outs, `due`). The input run is never mutated. Errors follow each
+ * tool's documented order, with `run_ended` first on every write (§3.5).
+ */
+export function apply(run: Run, command: Command, ctx: CommandContext): Outcome {
+  const tx: Tx = { run: structuredClone(run), ctx, events: [], dataChanged: false };
+  const timed = applyDueTimers(tx, ctx.now) > 0;
+  const result = dispatch(tx, command);
+  const changed = timed || result.changed;
+  if (changed) finish(tx, ctx.now);
+  return {
+    run: tx.run,
+    changed,
+    value: result.error ? null : result.value,
+    error: result.error,
+    events: tx.events,
+  };
+}
+
+interface Step {
+  value: CommandValue;
+  error: ProtocolError | null;
+  changed: boolean;
+}
+
+const refuse = (error: ProtocolError, changed = false): Step => ({ value: { kind: "none" }, error, changed });
+const done = (value: CommandValue): Step => ({ value, error: null, changed: true });
+
+function dispatch(tx: Tx, command: Command): Step {
+  switch (command.type) {
+    case "tick":
+      return { value: { kind: "none" }, error: null, changed: false };
+    case "claim":
+      return claim(tx, command.stepId);
+    case "renew":
+      return renew(tx, command.claimId, command.progress);
+    case "submit":
+      return submit(tx, command);
+    case "escalate":
+      return escalate(tx, command.claimId, command.note);
+    case "decide":
+      return decide(tx, command);
+    case "cancel":
+      return cancel(tx, command.reason);
+    case "send_event":
+      return sendEvent(tx, command.name, command.data);
+    default: {
+      const unreachable: never = command;
+      throw new Error(`unknown command ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+/** tools.md claim: run_ended → forbidden (non-agent) → not_found → forbidden (non-agent step) → conflict. */
+function claim(tx: Tx, stepId: string): Step {
+  const { run, ctx } = tx;
+  if (isEnded(run)) return refuse(runEnded(run.id));
+  if (ctx.actor.kind !== "agent") {
+    return refuse(
+      protocolError("forbidden", "only an agent identity claims steps; people use get_work and decide"),
+    );
+  }
+  const step = ctx.def.process.steps.find((s) => s.id === stepId);
+  if (!step) return refuse(protocolError("not_found", `run ${run.id} has no step ${stepId}`));
+  if (step.kind !== "agent") {
+    return refuse(
+      protocolError("forbidden", `step ${stepId} is a ${step.kind} step; only agent steps are claimed`),
+    );
+  }
+  const r = rt(tx, stepId);
+  if (r.state === "claimed" && r.claim) {
+    return r.claim.by === ctx.actor.id
+      ? refuse(protocolError("conflict", `you already hold the claim on ${stepId}`, [CONFLICT.claimedByYou]))
+      : refuse(
+          protocolError("conflict", `another agent holds the claim on ${stepId}`, [CONFLICT.claimedByOther]),
+        );
+  }
+  if (r.state !== "ready") {
+    return refuse(
+      protocolError("conflict", `step ${stepId} is not ready (it is ${r.state ?? "not reached"})`, [
+        CONFLICT.notReady,
+      ]),
+    );
+  }
+  const expiresAt = ctx.now + ctx.config.leaseMs;
+  const claimId = newId(tx, "c");
+  r.claim = { id: claimId, by: ctx.actor.id, expiresAt };
+  r.state = "claimed";
+  r.progress = null;
+  settle(tx, ctx.now);
+  return done({ kind: "claim", claimId, expiresAt, stepId });
+}
+
+/** The live claim a token names, or the refusal: `stale` once its lease ended or it was replaced (§6 rule 2). */
+function liveClaim(tx: Tx, claimId: string): { stepId: string } | ProtocolError {
+  const { run, ctx } = tx;
+  for (const [stepId, r] of Object.entries(run.steps)) {
+    if (r.claim?.id === claimId) {
+      if (ctx.actor.kind !== "agent" || r.claim.by !== ctx.actor.id) {
+        return protocolError("forbidden", "this claim belongs to another identity");
+      }
+      return { stepId };
+    }
+  }
+  return protocolError(
+    "stale",
+    "this token's lease has ended or its claim was replaced; call get_work and claim again",
+  );
+}
+
+/** tools.md renew: new token and expiry (now + lease); the old token stops working at once. */
+function renew(tx: Tx, claimId: string, progress: string | undefined): Step {
+  if (isEnded(tx.run)) return refuse(runEnded(tx.run.id));
+  const live = liveClaim(tx, claimId);
+  if ("code" in live) return refuse(live);
+  const r = rt(tx, live.stepId);
+  const expiresAt = tx.ctx.now + tx.ctx.config.leaseMs;
+  const id = newId(tx, "c");
+  r.claim = { id, by: tx.ctx.actor.kind === "server" ? "server" : tx.ctx.actor.id, expiresAt };
+  if (progress !== undefined) r.progress = progress;
+  return done({ kind: "renew", claimId: id, expiresAt });
+}
+
+/** tools.md submit: run_ended → stale → not_accepted (every issue) → the step completes. */
+function submit(tx: Tx, cmd: Extract<Command, { type: "submit" }>): Step {
+  if (isEnded(tx.run)) return refuse(runEnded(tx.run.id));
+  const live = liveClaim(tx, cmd.claimId);
+  if ("code" in live) return refuse(live);
+  const step = stepOf(tx, live.stepId) as AgentStep;
+  return completeWork(tx, step, cmd, true, (tx.ctx.actor as Identity).id, () => {
+    const r = rt(tx, step.id);
+    r.claim = null;
+  });
+}
+
+/**
+ * Shared acceptance and completion for `submit` and a person's `completed` (§3.4: "same acceptance").
+ * A refusal records the issues in `handoff.issues` for the next attempt (§3.3) and changes nothing
+ * else; acceptance records the completion and moves on.
+ */
+function completeWork(
+  tx: Tx,
+  step: AgentStep | TaskStep,
+  sub: {
+    output?: Record<string, unknown> | undefined;
+    evidence?: EvidenceItemArg[] | undefined;
+    summary?: string | undefined;
+    next?: string | undefined;
+    reason?: string | undefined;
+  },
+  summaryRequired: boolean,
+  by: string,
+  beforeComplete: () => void,
+): Step {
+  const { ctx } = tx;
+  const verdict = accept(
+    ctx.def,
+    step,
+    { output: sub.output, evidence: sub.evidence, summary: sub.summary, next: sub.next, reason: sub.reason },
+    ctx.files ?? new Map(),
+    summaryRequired,
+  );
+  const notAccepted = (issues: string[]) => {
+    const r = rt(tx, step.id);
+    r.handoff = { ...(r.handoff ?? {}), issues };
+    return refuse(
+      protocolError(
+        "not_accepted",
+        `the submission for ${step.id} was not accepted; nothing changed`,
+        issues,
+      ),
+      true,
+    );
+  };
+  if (!verdict.ok) return notAccepted(verdict.issues);
+  const at = ctx.now;
+  const completion = { ...verdict.accepted.completion, by, at: iso(at) };
+  const current = tx.run.data.steps[step.id];
+  const size = jsonBytes({
+    ...tx.run.data,
+    steps: { ...tx.run.data.steps, [step.id]: { ...completion, history: current?.history ?? [] } },
+  });
+  if (size > ctx.config.runDataBytes) {
+    return notAccepted([
+      `run data: ${size} bytes with this submission, over limits.runDataBytes (${ctx.config.runDataBytes})`,
+    ]);
+  }
+  beforeComplete();
+  complete(tx, step.id, completion, at, verdict.accepted.chosen);
+  return done({ kind: "view" });
+}
+
+/** tools.md escalate: the step waits on a person with the note; the token is invalid at once. */
+function escalate(tx: Tx, claimId: string, note: string): Step {
+  if (isEnded(tx.run)) return refuse(runEnded(tx.run.id));
+  const live = liveClaim(tx, claimId);
+  if ("code" in live) return refuse(live);
+  if (note.trim() === "") {
+    return refuse(
+      protocolError("invalid", "say what you tried and what a person must decide", ["note: required"]),
+    );
+  }
+  const at = tx.ctx.now;
+  const r = rt(tx, live.stepId);
+  r.claim = null;
+  r.progress = null;
+  r.state = "waiting";
+  r.escalation = { note, by: (tx.ctx.actor as Identity).id, at: iso(at) };
+  openEscalation(tx, live.stepId, at);
+  settle(tx, at);
+  return done({ kind: "view" });
+}
+
+function decisionsFor(item: WorkItemState): readonly string[] {
+  switch (item.kind) {
+    case "task":
+      return ["completed", "failed"];
+    case "approve":
+      return ["approved", "rejected", "failed"];
+    case "agent":
+      return ["returned", "completed", "failed"];
+    default: {
+      const unreachable: never = item.kind;
+      throw new Error(`unknown work item kind ${String(unreachable)}`);
+    }
+  }
+}
+
+/** Whether a person is within a work item's assignment (§3.4). */
+export function mayDecide(actor: Identity, item: WorkItemState, operatorGroup: string): boolean {
+  if (actor.kind !== "person") return false;
+  const to = item.assignedTo;
+  if ("person" in to) return to.person.toLowerCase() === actor.id.toLowerCase();
+  if (to.group === operatorGroup && actor.operator) return true;
+  return actor.groups.includes(to.group);
+}
+
+/** The decisions a work item accepts (tools.md run view `decide.decisions`). */
+export function decisionsOf(item: WorkItemState): string[] {
+  return [...decisionsFor(item)];
+}
+
+/**
+ * tools.md decide, in the order checked: run_ended → already_decided → not_found → stale → forbidden
+ * (non-human identity or outside the assignment) → the decision allowed on this item → not_accepted.
+ * Argument combinations (`note` with `completed`, …) were refused as `invalid` by the schema already.
+ */
+function decide(tx: Tx, cmd: Extract<Command, { type: "decide" }>): Step {
+  const { run, ctx } = tx;
+  if (isEnded(run)) return refuse(runEnded(run.id));
+  if (run.decidedItems.includes(cmd.workItemId)) {
+    return refuse(
+      protocolError("conflict", `work item ${cmd.workItemId} was already decided`, [CONFLICT.alreadyDecided]),
+    );
+  }
+  const item = run.workItems.find((w) => w.id === cmd.workItemId);
+  if (!item) return refuse(protocolError("not_found", `run ${run.id} has no work item ${cmd.workItemId}`));
+  if (cmd.snapshot !== run.snapshot) {
+    return refuse(
+      protocolError(
+        "stale",
+        "run data changed since your read; call get_run for a fresh snapshot and decide again",
+      ),
+    );
+  }
+  const who = person(ctx.actor);
+  if (!who) return refuse(protocolError("forbidden", "only a person decides work items (§6 rule 4)"));
+  if (!mayDecide(who, item, ctx.config.operatorGroup)) {
+    return refuse(protocolError("forbidden", `work item ${item.id} is not assigned to you`));
+  }
+  const allowed = decisionsFor(item);
+  if (!allowed.includes(cmd.decision)) {
+    return refuse(
+      protocolError("invalid", `decision "${cmd.decision}" is not allowed on this work item`, [
+        `decision: must be one of ${allowed.join(", ")}`,
+      ]),
+    );
+  }
+  const at = ctx.now;
+  const step = stepOf(tx, item.stepId);
+  switch (cmd.decision) {
+    case "failed": {
+      decideWorkItem(tx, item.id);
+      failStep(tx, item.stepId, cmd.note as string, who.id, at);
+      return done({ kind: "view" });
+    }
+    case "approved": {
+      decideWorkItem(tx, item.id);
+      const completion =
+        cmd.note === undefined
+          ? { decision: "approved" as const, by: who.id, at: iso(at) }
+          : { decision: "approved" as const, note: cmd.note, by: who.id, at: iso(at) };
+      complete(tx, item.stepId, completion, at);
+      return done({ kind: "view" });
+    }
+    case "rejected": {
+      if (step.kind !== "approve") throw new Error("rejected on a non-approval");
+      decideWorkItem(tx, item.id);
+      const note = cmd.note as string;
+      const r = rt(tx, step.id);
+      if (step.onReject) {
+        // The approval's own record is current (decision rejected); its state is no longer reached.
+        r.state = "done";
+        r.fireAt = null;
+        record(tx, step.id, { decision: "rejected", note, by: who.id, at: iso(at) });
+        rework(tx, step.id, step.onReject, at);
+      } else {
+        r.state = "done";
+        record(tx, step.id, { decision: "rejected", note, by: who.id, at: iso(at) });
+        endRun(tx, "ended", "rejected", { by: who.id, at: iso(at), note }, at);
+      }
+      return done({ kind: "view" });
+    }
+    case "returned": {
+      decideWorkItem(tx, item.id);
+      const r = rt(tx, item.stepId);
+      // §3.4: ready again, the note travels in handoff.returned; the due clock does not restart.
+      r.state = "ready";
+      r.escalation = null;
+      r.handoff = { ...(r.handoff ?? {}), returned: { note: cmd.note as string, by: who.id, at: iso(at) } };
+      settle(tx, at);
+      return done({ kind: "view" });
+    }
+    case "completed": {
+      if (step.kind !== "agent" && step.kind !== "task") throw new Error("completed on a non-work step");
+      const result = completeWork(tx, step, cmd, false, who.id, () => {
+        decideWorkItem(tx, item.id);
+        rt(tx, step.id).escalation = null;
+      });
+      return result;
+    }
+    default: {
+      const unreachable: never = cmd.decision;
+      throw new Error(`unknown decision ${String(unreachable)}`);
+    }
+  }
+}
+
+/** tools.md cancel: run_ended → forbidden (operators only, §4.1) → cancelled with `run.ended`. */
+function cancel(tx: Tx, reason: string): Step {
+  if (isEnded(tx.run)) return refuse(runEnded(tx.run.id));
+  const actor = tx.ctx.actor;
+  if (actor.kind !== "person" || !actor.operator) {
+    return refuse(protocolError("forbidden", "only an operator cancels runs"));
+  }
+  const at = tx.ctx.now;
+  endRun(tx, "cancelled", null, { by: actor.id, at: iso(at), note: reason }, at);
+  return done({ kind: "view" });
+}
+
+const EVENT_NAME = /^[a-z][a-z0-9_-]{0,63}$/;
+
+/**
+ * tools.md send_event / §3.6: run_ended → forbidden (agents and operators only) → the event satisfies
+ * the earliest-reached waiting `wait_for` of that name, else it is held (oldest first).
+ */
+function sendEvent(tx: Tx, name: string, data: Record<string, unknown> | undefined): Step {
+  const { run, ctx } = tx;
+  if (isEnded(run)) return refuse(runEnded(run.id));
+  const actor = ctx.actor;
+  if (actor.kind === "server" || (actor.kind === "person" && !actor.operator)) {
+    return refuse(protocolError("forbidden", "events are sent by agents and operators"));
+  }
+  if (!EVENT_NAME.test(name)) {
+    return refuse(
+      protocolError("invalid", "event names match the step id pattern", [
+        `name: "${name}" does not match ^[a-z][a-z0-9_-]{0,63}$`,
+      ]),
+    );
+  }
+  const payload = data ?? {};
+  const size = jsonBytes(payload);
+  if (size > ctx.config.runDataBytes) {
+    return refuse(
+      protocolError("invalid", "event data is larger than the server holds", [
+        `data: ${size} bytes, over limits.runDataBytes (${ctx.config.runDataBytes})`,
+      ]),
+    );
+  }
+  const at = ctx.now;
+  const waiting = ctx.def.process.steps
+    .filter((s) => s.kind === "wait_for" && s.event === name && run.steps[s.id]?.state === "waiting")
+    .sort((a, b) => (run.steps[a.id]?.enteredSeq ?? 0) - (run.steps[b.id]?.enteredSeq ?? 0))[0];
+  if (waiting) {
+    const event: DomainEvent = {
+      type: "event.consumed",
+      runId: run.id,
+      org: run.org,
+      mode: run.mode,
+      at,
+      stepId: waiting.id,
+      detail: { name },
+    };
+    tx.events.push(event);
+    complete(tx, waiting.id, { output: payload, by: actor.id, at: iso(at) }, at);
+    return done({ kind: "send_event", consumedBy: waiting.id });
+  }
+  run.heldEvents.push({ name, data: payload, by: actor.id, at });
+  tx.events.push({ type: "event.held", runId: run.id, org: run.org, mode: run.mode, at, detail: { name } });
+  return done({ kind: "send_event", consumedBy: null });
+}

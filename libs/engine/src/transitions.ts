@@ -1,0 +1,407 @@
+import {
+  type ApproveStep,
+  isPersonValue,
+  parseDateTime,
+  parseDuration,
+  type Step,
+  stepById,
+  stepNext,
+  type TaskStep,
+} from "@baton/process";
+import type { AssignedTo, Completion, Ended, StepData } from "@baton/protocol";
+import type { CommandContext, DomainEvent } from "./commands.ts";
+import type { Run, StepRuntime, WorkItemState } from "./run.ts";
+import { snapshotOf } from "./snapshot.ts";
+
+/**
+ * The automatic transitions of §3: what happens when a step is reached, completes, is rejected into
+ * `on_reject`, fails, and when the run ends. Functions here mutate the working copy held by a
+ * {@link Tx}; `apply` (machine.ts) clones the run first, so callers never see a half-applied state.
+ */
+
+/** The working copy of one command's application. */
+export interface Tx {
+  run: Run;
+  ctx: CommandContext;
+  events: DomainEvent[];
+  /** Run data changed: recompute the snapshot before returning. */
+  dataChanged: boolean;
+}
+
+/** A fresh runtime for a step that is not reached. */
+export function emptyRuntime(): StepRuntime {
+  return {
+    state: null,
+    enteredSeq: null,
+    readySince: null,
+    dueAt: null,
+    overdueNotified: false,
+    claim: null,
+    progress: null,
+    handoff: null,
+    escalation: null,
+    fireAt: null,
+  };
+}
+
+/** The runtime of `stepId`, created on first use. */
+export function rt(tx: Tx, stepId: string): StepRuntime {
+  let r = tx.run.steps[stepId];
+  if (!r) {
+    r = emptyRuntime();
+    tx.run.steps[stepId] = r;
+  }
+  return r;
+}
+
+/** The step definition; the run's pinned version always has it (ids come from the process itself). */
+export function stepOf(tx: Tx, stepId: string): Step {
+  const step = stepById(tx.ctx.def.process, stepId);
+  if (!step) throw new Error(`step ${stepId} is not in ${tx.ctx.def.name} v${tx.ctx.def.version}`);
+  return step;
+}
+
+function emit(
+  tx: Tx,
+  type: DomainEvent["type"],
+  at: number,
+  stepId?: string,
+  detail?: Record<string, unknown>,
+) {
+  const event: DomainEvent = { type, runId: tx.run.id, org: tx.run.org, mode: tx.run.mode, at };
+  if (stepId !== undefined) event.stepId = stepId;
+  if (detail !== undefined) event.detail = detail;
+  tx.events.push(event);
+}
+
+function nextSeq(tx: Tx): number {
+  tx.run.seq += 1;
+  return tx.run.seq;
+}
+
+/** A new per-run id: `w_<n>` for work items, `c<n>` for claims. */
+export function newId(tx: Tx, prefix: "w_" | "c"): string {
+  return `${prefix}${nextSeq(tx)}`;
+}
+
+/** The record of a step in run data, created on first use with an empty history. */
+function stepData(tx: Tx, stepId: string): StepData {
+  let d = tx.run.data.steps[stepId];
+  if (!d) {
+    d = { history: [] };
+    tx.run.data.steps[stepId] = d;
+  }
+  return d;
+}
+
+/** The current completion fields of a step record (everything but `history`), or null when none. */
+function currentOf(d: StepData): Completion | null {
+  const { history: _history, ...current } = d;
+  return Object.keys(current).length > 0 ? current : null;
+}
+
+/**
+ * Records a completion (§3.1): the step's earlier current fields, if any, move to `history` first
+ * (oldest first), then the new fields become current.
+ */
+export function record(tx: Tx, stepId: string, completion: Completion): void {
+  const d = stepData(tx, stepId);
+  const previous = currentOf(d);
+  const history = previous ? [...d.history, previous] : d.history;
+  tx.run.data.steps[stepId] = { ...completion, history };
+  tx.dataChanged = true;
+}
+
+/** Moves a step's current fields to `history`, leaving no current value (§3.1 rework). */
+function rewindData(tx: Tx, stepId: string): void {
+  const d = tx.run.data.steps[stepId];
+  if (!d) return;
+  const previous = currentOf(d);
+  if (!previous) return;
+  tx.run.data.steps[stepId] = { history: [...d.history, previous] };
+  tx.dataChanged = true;
+}
+
+/** Removes the open work item of a step, if any. */
+function closeWorkItem(tx: Tx, stepId: string): WorkItemState | null {
+  const i = tx.run.workItems.findIndex((w) => w.stepId === stepId);
+  if (i < 0) return null;
+  const [item] = tx.run.workItems.splice(i, 1);
+  return item ?? null;
+}
+
+/** Marks a work item decided so a second decision is `already_decided` (§3.4). */
+export function decideWorkItem(tx: Tx, itemId: string): void {
+  const i = tx.run.workItems.findIndex((w) => w.id === itemId);
+  if (i >= 0) tx.run.workItems.splice(i, 1);
+  tx.run.decidedItems.push(itemId);
+}
+
+function openWorkItem(
+  tx: Tx,
+  stepId: string,
+  kind: WorkItemState["kind"],
+  assignedTo: AssignedTo,
+  at: number,
+) {
+  const item: WorkItemState = { id: newId(tx, "w_"), stepId, kind, assignedTo, createdAt: at };
+  tx.run.workItems.push(item);
+  emit(tx, "work_item.opened", at, stepId, { workItemId: item.id, kind, assignedTo });
+  return item;
+}
+
+/** Opens the escalation work item of an agent step in the operator queue (§3.3, tools.md escalate). */
+export function openEscalation(tx: Tx, stepId: string, at: number): void {
+  openWorkItem(tx, stepId, "agent", { group: tx.ctx.config.operatorGroup }, at);
+}
+
+/** A value at a run-data path `inputs.<f>` or `steps.<id>.output.<f>` (§2.2 `person`, `wait_until`). */
+export function valueAtPath(tx: Tx, path: string): unknown {
+  const parts = path.split(".");
+  if (parts[0] === "inputs" && parts.length === 2) return tx.run.data.inputs[parts[1] as string];
+  if (parts[0] === "steps" && parts.length === 4 && parts[2] === "output") {
+    return tx.run.data.steps[parts[1] as string]?.output?.[parts[3] as string];
+  }
+  return undefined;
+}
+
+/**
+ * Who a person step is assigned to (§2.2 `person`, §3.4): a role → its bound group; `initiator` → the
+ * person who started the run; a path → the person value in run data. `null` when a path resolves to
+ * nothing (the caller fails the step).
+ */
+function assignee(tx: Tx, step: TaskStep | ApproveStep): AssignedTo | null {
+  const person = step.person;
+  if (person === "initiator") return tx.run.initiator ? { person: tx.run.initiator } : null;
+  if (person.includes(".")) {
+    const value = valueAtPath(tx, person);
+    return typeof value === "string" && isPersonValue(value) ? { person: value } : null;
+  }
+  const group = tx.ctx.def.bindings[person];
+  if (group === undefined) throw new Error(`role ${person} has no group binding in ${tx.ctx.def.name}`);
+  return { group };
+}
+
+function startAttempt(tx: Tx, stepId: string, at: number, due: string | null): StepRuntime {
+  const r = rt(tx, stepId);
+  r.enteredSeq = nextSeq(tx);
+  r.readySince = at;
+  r.dueAt = due ? at + (parseDuration(due) ?? 0) : null;
+  r.overdueNotified = false;
+  r.claim = null;
+  r.progress = null;
+  r.handoff = null;
+  r.escalation = null;
+  r.fireAt = null;
+  return r;
+}
+
+/**
+ * Reaches a step (§3.2, §6 rule 1), running every automatic transition that follows at the same
+ * moment: a wait_until already past, a wait_for with a held event, a finish.
+ */
+export function enter(tx: Tx, stepId: string, at: number): void {
+  if (tx.run.state === "ended" || tx.run.state === "cancelled") return;
+  const step = stepOf(tx, stepId);
+  switch (step.kind) {
+    case "agent": {
+      const r = startAttempt(tx, stepId, at, step.due);
+      r.state = "ready";
+      emit(tx, "step.ready", at, stepId);
+      return;
+    }
+    case "task":
+    case "approve": {
+      const r = startAttempt(tx, stepId, at, step.due);
+      const to = assignee(tx, step);
+      if (!to) {
+        failStep(
+          tx,
+          stepId,
+          `${step.person} resolves to no person in run data, so step ${stepId} cannot be assigned`,
+          "server",
+          at,
+        );
+        return;
+      }
+      r.state = "waiting";
+      openWorkItem(tx, stepId, step.kind, to, at);
+      return;
+    }
+    case "wait": {
+      const r = startAttempt(tx, stepId, at, null);
+      r.state = "waiting";
+      r.fireAt = at + (parseDuration(step.duration) ?? 0);
+      return;
+    }
+    case "wait_until": {
+      const r = startAttempt(tx, stepId, at, null);
+      const value = valueAtPath(tx, step.path);
+      const when = typeof value === "string" ? parseDateTime(value) : null;
+      if (when === null) {
+        failStep(
+          tx,
+          stepId,
+          value === undefined
+            ? `${step.path} is missing, so step ${stepId} has no time to wait until`
+            : `${step.path} is not an RFC 3339 datetime with an offset, so step ${stepId} cannot wait until it`,
+          "server",
+          at,
+        );
+        return;
+      }
+      if (when <= at) {
+        complete(tx, stepId, { by: "server", at: iso(at) }, at);
+        return;
+      }
+      r.state = "waiting";
+      r.fireAt = when;
+      return;
+    }
+    case "wait_for": {
+      const r = startAttempt(tx, stepId, at, null);
+      r.state = "waiting";
+      const held = tx.run.heldEvents.findIndex((e) => e.name === step.event);
+      if (held >= 0) {
+        const [event] = tx.run.heldEvents.splice(held, 1);
+        if (event) {
+          emit(tx, "event.consumed", at, stepId, { name: event.name });
+          complete(tx, stepId, { output: event.data, by: event.by, at: iso(at) }, at);
+          return;
+        }
+      }
+      r.fireAt = step.timeout ? at + (parseDuration(step.timeout) ?? 0) : null;
+      return;
+    }
+    case "finish": {
+      const r = startAttempt(tx, stepId, at, null);
+      r.state = "done";
+      endRun(tx, "ended", step.outcome, { by: "server", at: iso(at), note: null }, at);
+      return;
+    }
+    case "parallel":
+      // Publication refuses processes that need a profile Baton does not offer (§8); the registry
+      // never publishes one, so a run cannot reach this.
+      throw new Error(`step ${stepId} needs the parallel-1 profile, which this server does not offer`);
+    default: {
+      const unreachable: never = step;
+      throw new Error(`unknown step kind ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+/**
+ * Completes a step with its record and moves on: to the chosen route, else the step's `next` (or the
+ * following step) (§3.2).
+ */
+export function complete(tx: Tx, stepId: string, completion: Completion, at: number, chosen?: string): void {
+  const r = rt(tx, stepId);
+  r.state = "done";
+  r.claim = null;
+  r.progress = null;
+  r.fireAt = null;
+  r.escalation = null;
+  record(tx, stepId, completion);
+  emit(tx, "step.completed", at, stepId, completion.by ? { by: completion.by } : undefined);
+  const target = chosen ?? defaultTarget(tx, stepId);
+  if (target) enter(tx, target, at);
+  settle(tx, at);
+}
+
+function defaultTarget(tx: Tx, stepId: string): string | null {
+  const next = stepNext(tx.ctx.def.process, stepId);
+  return typeof next === "string" ? next : null;
+}
+
+/** A `wait_for` timed out: continue at `on_timeout`, default the step's `next` (§2.2). */
+export function timeOut(tx: Tx, stepId: string, at: number): void {
+  const step = stepOf(tx, stepId);
+  if (step.kind !== "wait_for") return;
+  complete(
+    tx,
+    stepId,
+    { by: "server", at: iso(at) },
+    at,
+    step.onTimeout ?? defaultTarget(tx, stepId) ?? undefined,
+  );
+}
+
+/**
+ * Rejection into `on_reject` (§3.1): every step reached after the returned-to step, other than the
+ * rejecting approval, moves its current fields to `history` and becomes `null`; the approval keeps
+ * `decision: rejected`, `note`, `by`, `at` current and is no longer reached; the target is reached
+ * again as a fresh attempt (handoff empty, `due` restarted).
+ */
+export function rework(tx: Tx, approvalId: string, targetId: string, at: number): void {
+  const target = rt(tx, targetId);
+  const from = target.enteredSeq ?? 0;
+  for (const [id, r] of Object.entries(tx.run.steps)) {
+    if (id === targetId || id === approvalId) continue;
+    if (r.enteredSeq === null || r.enteredSeq <= from) continue;
+    closeWorkItem(tx, id);
+    rewindData(tx, id);
+    tx.run.steps[id] = emptyRuntime();
+  }
+  const approval = rt(tx, approvalId);
+  approval.state = null;
+  approval.fireAt = null;
+  enter(tx, targetId, at);
+  settle(tx, at);
+}
+
+/**
+ * A step fails and ends the run `failed` (§3.4 `failed`, §3.5): the step is `failed` with
+ * `decision: failed`, `note`, `by`, `at` current in run data; `run.ended` carries the note.
+ */
+export function failStep(tx: Tx, stepId: string, note: string, by: string, at: number): void {
+  const r = rt(tx, stepId);
+  closeWorkItem(tx, stepId);
+  r.claim = null;
+  r.fireAt = null;
+  record(tx, stepId, { decision: "failed", note, by, at: iso(at) });
+  r.state = "failed";
+  endRun(tx, "ended", "failed", { by, at: iso(at), note }, at);
+}
+
+/**
+ * Ends or cancels the run (§3.5): every unfinished step becomes `cancelled`, every open work item is
+ * removed, every claim ends (its token stops working), held events are discarded.
+ */
+export function endRun(
+  tx: Tx,
+  state: "ended" | "cancelled",
+  outcome: string | null,
+  ended: Ended,
+  at: number,
+): void {
+  for (const r of Object.values(tx.run.steps)) {
+    if (r.state === "ready" || r.state === "claimed" || r.state === "waiting") r.state = "cancelled";
+    r.claim = null;
+    r.fireAt = null;
+    r.progress = null;
+  }
+  tx.run.workItems = [];
+  tx.run.heldEvents = [];
+  tx.run.state = state;
+  tx.run.outcome = outcome;
+  tx.run.ended = ended;
+  emit(tx, "run.ended", at, undefined, { state, outcome, by: ended.by });
+}
+
+/** Recomputes the run state (§3.5): `active` while any step is ready or claimed, else `waiting`. */
+export function settle(tx: Tx, _at: number): void {
+  if (tx.run.state === "ended" || tx.run.state === "cancelled") return;
+  const busy = Object.values(tx.run.steps).some((r) => r.state === "ready" || r.state === "claimed");
+  tx.run.state = busy ? "active" : "waiting";
+}
+
+/** Finishes a command's application: snapshot and `updatedAt`. */
+export function finish(tx: Tx, at: number): void {
+  if (tx.dataChanged) tx.run.snapshot = snapshotOf(tx.run.data);
+  tx.run.updatedAt = at;
+}
+
+/** RFC 3339 UTC with milliseconds. */
+export function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}

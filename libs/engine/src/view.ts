@@ -1,0 +1,227 @@
+import type { AgentStep, Route, Step, TaskStep } from "@baton/process";
+import {
+  type AgentWorkItem,
+  type ClaimedStep,
+  type Decision,
+  type Handoff,
+  NEW_REQUEST_ID,
+  type RunView,
+  type StepView,
+  type WorkItem,
+} from "@baton/protocol";
+import { routesOf } from "./acceptance.ts";
+import type { CommandContext } from "./commands.ts";
+import { decisionsOf } from "./machine.ts";
+import type { EngineConfig, PublishedProcess, Run, WorkItemState } from "./run.ts";
+import { snapshotOf } from "./snapshot.ts";
+import { applyDueTimers } from "./timers.ts";
+import { iso, type Tx } from "./transitions.ts";
+
+/**
+ * Projections of a run onto the tool contracts' shapes (tools.md "Shared shapes"). File `url`s are not
+ * added here: the shell adds them to every response, since they are short-lived and never part of
+ * the snapshot.
+ */
+
+/**
+ * The run as of `now`: timers due by then applied (leases ended, waits passed, overdue marked), without
+ * committing anything. Reads use this so a view never shows a lease that has ended.
+ */
+export function runAt(run: Run, def: PublishedProcess, config: EngineConfig, now: number): Run {
+  const tx: Tx = {
+    run: structuredClone(run),
+    ctx: { actor: { kind: "server" }, now, def, config } satisfies CommandContext,
+    events: [],
+    dataChanged: false,
+  };
+  const fired = applyDueTimers(tx, now);
+  if (fired === 0) return run;
+  if (tx.dataChanged) {
+    // Recompute the snapshot exactly as a committed transition would.
+    tx.run.snapshot = snapshotOf(tx.run.data);
+  }
+  return tx.run;
+}
+
+/** The instructions of a step: the value of its kind key for agent, task and approve. */
+function textOf(step: Step): string {
+  return step.kind === "agent" || step.kind === "task" || step.kind === "approve" ? step.instructions : "";
+}
+
+function requirements(def: PublishedProcess, step: Step): Pick<WorkItem, "output" | "evidence" | "next"> {
+  if (step.kind === "agent" || step.kind === "task") {
+    return { output: step.output ?? {}, evidence: step.evidence ?? [], next: routesOf(def, step) };
+  }
+  return { output: null, evidence: null, next: null };
+}
+
+/** The work item shape (tools.md "Shared shapes"), with the given snapshot. */
+export function workItemView(
+  run: Run,
+  def: PublishedProcess,
+  item: WorkItemState,
+  snapshot: string,
+): WorkItem {
+  const step = def.process.steps.find((s) => s.id === item.stepId);
+  if (!step) throw new Error(`work item ${item.id} names unknown step ${item.stepId}`);
+  const r = run.steps[item.stepId];
+  const view: WorkItem = {
+    id: item.id,
+    stepId: item.stepId,
+    kind: item.kind,
+    text: textOf(step),
+    ...requirements(def, step),
+    handoff: r?.handoff ?? null,
+    assignedTo: item.assignedTo,
+    snapshot,
+    due: r?.dueAt != null ? iso(r.dueAt) : null,
+    escalation: item.kind === "agent" ? (r?.escalation ?? null) : null,
+    decide: {
+      tool: "decide",
+      arguments: { runId: run.id, workItemId: item.id, snapshot, requestId: NEW_REQUEST_ID },
+      decisions: decisionsOf(item) as Decision[],
+    },
+  };
+  if (run.mode === "test") view.mode = "test";
+  return view;
+}
+
+/** `steps[]` of the run view: every step of the pinned version in file order. */
+function stepViews(run: Run, def: PublishedProcess, now: number): StepView[] {
+  return def.process.steps.map((step) => {
+    const r = run.steps[step.id];
+    const state = r?.state ?? null;
+    const view: StepView = { id: step.id, kind: step.kind, state };
+    const open = state === "ready" || state === "claimed" || state === "waiting";
+    if (open && r?.dueAt != null) {
+      view.due = iso(r.dueAt);
+      view.overdue = now >= r.dueAt;
+    }
+    return view;
+  });
+}
+
+/** The run view (tools.md), as of `now` (apply {@link runAt} first). */
+export function runView(run: Run, def: PublishedProcess, now: number): RunView {
+  return {
+    run: {
+      id: run.id,
+      process: run.process,
+      version: run.version,
+      mode: run.mode,
+      state: run.state,
+      outcome: run.outcome,
+      ended: run.ended,
+      startedBy: run.startedBy,
+      startedAt: iso(run.startedAt),
+      updatedAt: iso(run.updatedAt),
+    },
+    data: run.data,
+    steps: stepViews(run, def, now),
+    workItems: run.workItems.map((w) => workItemView(run, def, w, run.snapshot)),
+    body: def.process.body,
+  };
+}
+
+/** `claim.step` (tools.md claim): instructions and the requirements exactly as declared. */
+export function claimedStep(def: PublishedProcess, step: AgentStep | TaskStep): ClaimedStep {
+  return {
+    id: step.id,
+    instructions: step.instructions,
+    output: step.output ?? {},
+    evidence: step.evidence ?? [],
+    next: routesOf(def, step) as Route[] | null,
+  };
+}
+
+/** The handoff of a step (§3.3), `null` on a first attempt. */
+export function handoffOf(run: Run, stepId: string): Handoff | null {
+  return run.steps[stepId]?.handoff ?? null;
+}
+
+/** A `get_work` item for an agent (tools.md get_work), for a step that is ready or whose lease ended. */
+export function agentWorkItem(run: Run, stepId: string, now: number): AgentWorkItem {
+  const r = run.steps[stepId];
+  if (!r || r.readySince === null) throw new Error(`step ${stepId} of ${run.id} was never ready`);
+  return {
+    runId: run.id,
+    stepId,
+    process: run.process,
+    version: run.version,
+    mode: run.mode,
+    readySince: iso(r.readySince),
+    due: r.dueAt !== null ? iso(r.dueAt) : null,
+    overdue: r.dueAt !== null && now >= r.dueAt,
+    handoff: r.handoff,
+    claim: { tool: "claim", arguments: { runId: run.id, stepId, requestId: NEW_REQUEST_ID } },
+  };
+}
+
+/**
+ * A row of the ready-agent-steps index (ARCHITECTURE rule 5: cross-run reads from PostgreSQL
+ * indexes): every agent step that is ready, or claimed with a lease that may end. `get_work` lists a
+ * row when `leaseExpiresAt` is null or has passed.
+ */
+export interface ReadyStepRow {
+  runId: string;
+  stepId: string;
+  process: string;
+  version: number;
+  mode: "live" | "test";
+  readySince: number;
+  dueAt: number | null;
+  leaseExpiresAt: number | null;
+  handoff: Handoff | null;
+}
+
+/** A row of the open-work-items index: the work item without its snapshot (filled at read time). */
+export interface WorkItemRow {
+  runId: string;
+  workItemId: string;
+  process: string;
+  version: number;
+  mode: "live" | "test";
+  group: string | null;
+  person: string | null;
+  createdAt: number;
+  /** The work item with `snapshot` fields left empty. */
+  item: WorkItem;
+}
+
+/** The index rows a run contributes (derived state; the shell keeps the tables equal to this). */
+export function indexRows(run: Run, def: PublishedProcess): { ready: ReadyStepRow[]; items: WorkItemRow[] } {
+  const ready: ReadyStepRow[] = [];
+  for (const step of def.process.steps) {
+    if (step.kind !== "agent") continue;
+    const r = run.steps[step.id];
+    if (!r || (r.state !== "ready" && r.state !== "claimed") || r.readySince === null) continue;
+    ready.push({
+      runId: run.id,
+      stepId: step.id,
+      process: run.process,
+      version: run.version,
+      mode: run.mode,
+      readySince: r.readySince,
+      dueAt: r.dueAt,
+      leaseExpiresAt: r.claim?.expiresAt ?? null,
+      handoff: r.handoff,
+    });
+  }
+  const items: WorkItemRow[] = run.workItems.map((w) => ({
+    runId: run.id,
+    workItemId: w.id,
+    process: run.process,
+    version: run.version,
+    mode: run.mode,
+    group: "group" in w.assignedTo ? w.assignedTo.group : null,
+    person: "person" in w.assignedTo ? w.assignedTo.person.toLowerCase() : null,
+    createdAt: w.createdAt,
+    item: workItemView(run, def, w, ""),
+  }));
+  return { ready, items };
+}
+
+/** Fills a stored work item's snapshot fields with the run's current snapshot. */
+export function withSnapshot(item: WorkItem, snapshot: string): WorkItem {
+  return { ...item, snapshot, decide: { ...item.decide, arguments: { ...item.decide.arguments, snapshot } } };
+}

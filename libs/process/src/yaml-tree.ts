@@ -1,0 +1,354 @@
+/**
+ * Reading the frontmatter (specification §2.1): YAML 1.2 with the core schema only, into a small
+ * tree of JSON values that remembers where each value and key stands in the file.
+ *
+ * What is refused here, each as an issue at its position:
+ * - YAML syntax errors and warnings, and more than one YAML document;
+ * - a `%YAML` directive naming another version than 1.2;
+ * - aliases (`*name`): a few bytes of aliases can expand into gigabytes ("billion laughs"), and
+ *   the frontmatter must mean the same to every reader, so values are written out. Anchors alone
+ *   (`&name`) change nothing and are ignored;
+ * - tags other than the core schema's (`!!str`, `!!int`, `!!float`, `!!bool`, `!!null`, `!!map`,
+ *   `!!seq`), and a core tag its value does not fit (`!!int abc`);
+ * - merge keys (`<<`): YAML 1.1 only;
+ * - keys that are not strings, and duplicate keys;
+ * - numbers JSON cannot hold exactly (numbers are never rounded, ARCHITECTURE "Contracts fixed
+ *   now"): `.inf` and `.nan`; integer literals beyond ±(2^53−1), the range every JSON parser holds
+ *   exactly (I-JSON, RFC 7493); and decimal literals whose value differs from the value of the
+ *   shortest round-trip form of the double they parse to (`0.1000000000000000000001`, but not
+ *   `1.10`, `1e21` or `0.1`). `-0` is kept; canonical JSON writes it `0`;
+ * - strings and keys with a lone UTF-16 surrogate, which have no UTF-8 form to hash.
+ */
+
+import { type Document, isAlias, isMap, isPair, isScalar, isSeq, type Node, parseAllDocuments } from "yaml";
+import { show } from "./patterns.ts";
+import type { LineIndex, Position } from "./position.ts";
+import type { Issue } from "./types.ts";
+
+/** A JSON object read from YAML, with its position (the first key, or `{`). */
+export interface LMap extends Position {
+  kind: "map";
+  entries: LEntry[];
+}
+/** One key of an {@link LMap}; later duplicates are reported and left out. */
+export interface LEntry {
+  key: string;
+  keyPos: Position;
+  value: LNode;
+}
+/** A JSON array read from YAML. */
+export interface LSeq extends Position {
+  kind: "seq";
+  items: LNode[];
+}
+/** A JSON scalar read from YAML. */
+export interface LScalar extends Position {
+  kind: "scalar";
+  value: string | number | boolean | null;
+}
+/** A value already reported as unreadable; validation skips it so nothing cascades. */
+export interface LBad extends Position {
+  kind: "bad";
+}
+/** A frontmatter value with its position in the file. */
+export type LNode = LMap | LSeq | LScalar | LBad;
+
+const CORE_TAGS = new Set(
+  ["str", "int", "float", "bool", "null", "map", "seq"].map((t) => `tag:yaml.org,2002:${t}`),
+);
+const YAML_PREFIX = "tag:yaml.org,2002:";
+const MAX_DEPTH = 64;
+const MAX_SAFE = 9_007_199_254_740_991n;
+
+const OPTIONS = {
+  version: "1.2",
+  schema: "core",
+  merge: false,
+  uniqueKeys: false,
+  prettyErrors: false,
+  strict: true,
+} as const;
+
+const lowerFirst = (s: string) => s.charAt(0).toLowerCase() + s.slice(1);
+const showTag = (tag: string) => (tag.startsWith(YAML_PREFIX) ? `!!${tag.slice(YAML_PREFIX.length)}` : tag);
+
+/** True when `s` holds a UTF-16 surrogate without its pair. */
+export function hasLoneSurrogate(s: string): boolean {
+  return loneSurrogateAt(s) !== -1;
+}
+
+/** The index of the first lone surrogate in `s`, or -1. */
+export function loneSurrogateAt(s: string): number {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+      else return i;
+    } else if (c >= 0xdc00 && c <= 0xdfff) return i;
+  }
+  return -1;
+}
+
+/** A decimal number as sign-free digits (no leading or trailing zeros; `""` for zero) × 10^exp. */
+interface Decimal {
+  digits: string;
+  exp: bigint;
+}
+
+const DECIMAL = /^[-+]?(?:([0-9]+)(?:\.([0-9]*))?|\.([0-9]+))(?:[eE]([-+]?[0-9]+))?$/;
+
+function toDecimal(text: string): Decimal | null {
+  const m = DECIMAL.exec(text);
+  if (!m) return null;
+  const int = m[1] ?? "";
+  const frac = m[2] ?? m[3] ?? "";
+  let digits = (int + frac).replace(/^0+/, "");
+  let exp = BigInt(m[4] ?? "0") - BigInt(frac.length);
+  const trailing = digits.length - digits.replace(/0+$/, "").length;
+  digits = digits.slice(0, digits.length - trailing);
+  exp += BigInt(trailing);
+  return digits === "" ? { digits: "", exp: 0n } : { digits, exp };
+}
+
+/**
+ * Why a number literal (YAML or JSON) cannot be stored exactly, or null when it can (ARCHITECTURE
+ * "Numbers are never rounded"): integers beyond ±(2^53−1), and decimals whose value differs from the
+ * shortest round-trip form of the double they parse to. `value` is what the literal parsed to.
+ */
+export function numberProblem(source: string, value: number): string | null {
+  if (!Number.isFinite(value)) return `${source} is not a JSON number; use a finite number`;
+  const unsigned = source.replace(/^[-+]/, "");
+  let integer: bigint | null = null;
+  if (/^0x[0-9a-fA-F]+$/.test(unsigned) || /^0o[0-7]+$/.test(unsigned)) integer = BigInt(unsigned);
+  else if (/^[0-9]+$/.test(unsigned)) integer = BigInt(unsigned);
+  if (integer !== null) {
+    return integer > MAX_SAFE
+      ? `integer ${source} is beyond ±9007199254740991, which JSON parsers cannot hold exactly; numbers are never rounded`
+      : null;
+  }
+  const written = toDecimal(source);
+  const stored = toDecimal(String(Math.abs(value)));
+  if (written === null || stored === null) return `${source} is not a JSON number`;
+  if (written.digits !== stored.digits || written.exp !== stored.exp) {
+    return `${source} cannot be held exactly as a JSON number (it would become ${String(value)}); numbers are never rounded`;
+  }
+  return null;
+}
+
+class Reader {
+  readonly issues: Issue[] = [];
+
+  constructor(
+    private readonly index: LineIndex,
+    private readonly base: number,
+  ) {}
+
+  pos(offset: number): Position {
+    return this.index.at(this.base + offset);
+  }
+
+  issue(at: Position, message: string) {
+    this.issues.push({ line: at.line, col: at.col, message });
+  }
+
+  node(node: Node | null | undefined, path: string, fallback: Position, depth: number): LNode {
+    const label = path === "" ? "frontmatter" : path;
+    if (node === null || node === undefined) return { kind: "scalar", value: null, ...fallback };
+    const at = node.range ? this.pos(node.range[0]) : fallback;
+    if (depth > MAX_DEPTH) {
+      this.issue(at, `${label}: nested more than ${MAX_DEPTH} levels deep`);
+      return { kind: "bad", ...at };
+    }
+    if (isAlias(node)) {
+      this.issue(at, `${label}: aliases (*${node.source}) are not allowed; write the value out`);
+      return { kind: "bad", ...at };
+    }
+    const tag = (node as { tag?: string }).tag;
+    if (tag !== undefined && !CORE_TAGS.has(tag)) {
+      this.issue(
+        at,
+        `${label}: tag ${showTag(tag)} is not allowed; the frontmatter uses the YAML 1.2 core schema only`,
+      );
+      return { kind: "bad", ...at };
+    }
+    if (isScalar(node)) return this.scalar(node.value, node.source, tag, label, at);
+    if (isMap(node)) {
+      if (tag !== undefined && tag !== `${YAML_PREFIX}map`) return this.tagMismatch(tag, label, at);
+      const entries: LEntry[] = [];
+      const seen = new Set<string>();
+      for (const pair of node.items) {
+        const keyNode = pair.key as Node | null;
+        const keyAt = keyNode?.range ? this.pos(keyNode.range[0]) : at;
+        const key = this.key(keyNode, label, keyAt);
+        if (key === null) continue;
+        const keyPath = path === "" ? key : `${path}.${key}`;
+        if (seen.has(key)) {
+          this.issue(keyAt, `${keyPath}: duplicate key; each key may appear once`);
+          continue;
+        }
+        seen.add(key);
+        entries.push({
+          key,
+          keyPos: keyAt,
+          value: this.node(pair.value as Node | null, keyPath, keyAt, depth + 1),
+        });
+      }
+      return { kind: "map", entries, ...at };
+    }
+    if (isSeq(node)) {
+      if (tag !== undefined && tag !== `${YAML_PREFIX}seq`) return this.tagMismatch(tag, label, at);
+      const items = node.items.map((item, i) => {
+        if (isPair(item)) {
+          this.issue(at, `${path}[${i}]: unexpected key-value pair in a list`);
+          return { kind: "bad", ...at } as LBad;
+        }
+        return this.node(item as Node, `${path}[${i}]`, at, depth + 1);
+      });
+      return { kind: "seq", items, ...at };
+    }
+    this.issue(at, `${label}: unsupported YAML node`);
+    return { kind: "bad", ...at };
+  }
+
+  tagMismatch(tag: string, label: string, at: Position): LBad {
+    this.issue(at, `${label}: the value does not fit its tag ${showTag(tag)}`);
+    return { kind: "bad", ...at };
+  }
+
+  scalar(value: unknown, source: unknown, tag: string | undefined, label: string, at: Position): LNode {
+    const expected = tag === undefined ? undefined : tag.slice(YAML_PREFIX.length);
+    const fits =
+      expected === undefined ||
+      (expected === "str" && typeof value === "string") ||
+      ((expected === "int" || expected === "float") && typeof value === "number") ||
+      (expected === "bool" && typeof value === "boolean") ||
+      (expected === "null" && value === null);
+    if (!fits) return this.tagMismatch(tag as string, label, at);
+    if (typeof value === "string") {
+      if (hasLoneSurrogate(value)) {
+        this.issue(at, `${label}: text contains a lone surrogate, which has no UTF-8 form`);
+        return { kind: "bad", ...at };
+      }
+      return { kind: "scalar", value, ...at };
+    }
+    if (typeof value === "number") {
+      const problem = numberProblem(typeof source === "string" ? source : String(value), value);
+      if (problem !== null) {
+        this.issue(at, `${label}: ${problem}`);
+        return { kind: "bad", ...at };
+      }
+      return { kind: "scalar", value, ...at };
+    }
+    if (typeof value === "boolean" || value === null) return { kind: "scalar", value, ...at };
+    this.issue(at, `${label}: unsupported YAML value`);
+    return { kind: "bad", ...at };
+  }
+
+  /** The key as a string, or null after reporting why it cannot be one. */
+  key(node: Node | null, label: string, at: Position): string | null {
+    if (node === null || !isScalar(node) || (node.tag !== undefined && node.tag !== `${YAML_PREFIX}str`)) {
+      if (node !== null && isAlias(node))
+        this.issue(at, `${label}: aliases (*${node.source}) are not allowed`);
+      else this.issue(at, `${label}: keys must be plain text`);
+      return null;
+    }
+    if (typeof node.value !== "string") {
+      this.issue(at, `${label}: key ${show(node.value)} is not text; keys must be strings`);
+      return null;
+    }
+    if (node.value === "<<" && node.type === "PLAIN") {
+      this.issue(at, `${label}: merge keys (<<) are not allowed; write the keys out`);
+      return null;
+    }
+    if (hasLoneSurrogate(node.value)) {
+      this.issue(at, `${label}: key contains a lone surrogate, which has no UTF-8 form`);
+      return null;
+    }
+    return node.value;
+  }
+}
+
+/**
+ * Reads frontmatter text that starts at offset `base` of the file. Returns the tree (null when
+ * there is nothing to validate) and every issue found reading it. Never throws.
+ */
+export function readFrontmatter(
+  text: string,
+  base: number,
+  index: LineIndex,
+): { root: LNode | null; issues: Issue[] } {
+  const reader = new Reader(index, base);
+  const start = reader.pos(0);
+  let docs: Document.Parsed[];
+  try {
+    docs = parseAllDocuments(text, OPTIONS) as Document.Parsed[];
+  } catch (error) {
+    reader.issue(
+      start,
+      `frontmatter: cannot be read as YAML (${error instanceof Error ? error.message : "error"})`,
+    );
+    return { root: null, issues: reader.issues };
+  }
+  const stream = docs as unknown as { errors?: { message: string; pos: [number, number] }[] };
+  for (const e of stream.errors ?? [])
+    reader.issue(reader.pos(e.pos[0]), `frontmatter: ${lowerFirst(e.message)}`);
+  if (docs.length === 0) return { root: null, issues: reader.issues };
+  if (docs.length > 1) {
+    const second = docs[1] as Document.Parsed;
+    reader.issue(reader.pos(second.range[0]), `frontmatter: must be one YAML document; found ${docs.length}`);
+    return { root: null, issues: reader.issues };
+  }
+  const doc = docs[0] as Document.Parsed;
+  // One issue per kind of syntax error: a broken file can repeat the same error thousands of times.
+  const reported = new Set<string>();
+  for (const e of doc.errors) {
+    const message = /call stack/i.test(e.message) ? "nested too deeply" : lowerFirst(e.message);
+    if (reported.has(message)) continue;
+    reported.add(message);
+    reader.issue(reader.pos(e.pos[0]), `frontmatter: ${message}`);
+  }
+  if (doc.errors.length > 0) return { root: null, issues: reader.issues };
+  for (const w of doc.warnings) {
+    // Tags are judged node by node below, with the key path in the message.
+    if (w.code !== "TAG_RESOLVE_FAILED")
+      reader.issue(reader.pos(w.pos[0]), `frontmatter: ${lowerFirst(w.message)}`);
+  }
+  const yamlDirective = doc.directives?.yaml;
+  if (yamlDirective?.explicit && yamlDirective.version !== "1.2") {
+    reader.issue(
+      start,
+      `frontmatter: %YAML ${yamlDirective.version} is not allowed; the frontmatter is YAML 1.2`,
+    );
+  }
+  const root = reader.node(doc.contents as Node | null, "", start, 0);
+  return { root, issues: reader.issues };
+}
+
+/** The plain JSON value of a tree without `bad` nodes. `__proto__` keys stay own properties. */
+export function toJson(node: LNode): unknown {
+  switch (node.kind) {
+    case "scalar":
+      return node.value;
+    case "seq":
+      return node.items.map(toJson);
+    case "map": {
+      const out: Record<string, unknown> = {};
+      for (const e of node.entries) {
+        Object.defineProperty(out, e.key, {
+          value: toJson(e.value),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+      return out;
+    }
+    case "bad":
+      return null;
+    default: {
+      const never: never = node;
+      return never;
+    }
+  }
+}

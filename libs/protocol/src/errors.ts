@@ -1,0 +1,66 @@
+/** The seven error codes of specification §4.3. */
+export const ERROR_CODES = [
+  "invalid",
+  "not_accepted",
+  "stale",
+  "conflict",
+  "forbidden",
+  "not_found",
+  "retry",
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/**
+ * A protocol error as a value (tools.md: `{ ok: false, error: { code, message, issues? } }`).
+ * Engine and service functions return these; they never throw them.
+ */
+export interface ProtocolError {
+  code: ErrorCode;
+  message: string;
+  issues?: string[];
+}
+
+/** A tool result exactly as tools.md shapes it. */
+export type ToolResult<T> = { ok: true; data: T } | { ok: false; error: ProtocolError };
+
+/** Builds a {@link ProtocolError}; `issues` is left out when empty so the wire shape stays minimal. */
+export function protocolError(code: ErrorCode, message: string, issues?: readonly string[]): ProtocolError {
+  return issues && issues.length > 0 ? { code, message, issues: [...issues] } : { code, message };
+}
+
+/** `{ ok: true, data }`. */
+export function ok<T>(data: T): ToolResult<T> {
+  return { ok: true, data };
+}
+
+/** `{ ok: false, error }`. */
+export function fail<T = never>(error: ProtocolError): ToolResult<T> {
+  return { ok: false, error };
+}
+
+/** The `conflict` issue strings tools.md names. */
+export const CONFLICT = {
+  runEnded: "run_ended",
+  alreadyDecided: "already_decided",
+  claimedByOther: "claimed_by_other",
+  claimedByYou: "claimed_by_you",
+  notReady: "not_ready",
+} as const;
+
+/** `conflict` with `issues: ["run_ended"]` (§3.5): every write to an ended run other than a replay. */
+export function runEnded(runId: string): ProtocolError {
+  return protocolError("conflict", `run ${runId} has ended; no further writes are accepted`, [
+    CONFLICT.runEnded,
+  ]);
+}
+
+/** Type guard for a {@link ProtocolError} value. */
+export function isProtocolError(value: unknown): value is ProtocolError {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { code?: unknown }).code === "string" &&
+    (ERROR_CODES as readonly string[]).includes((value as { code: string }).code) &&
+    typeof (value as { message?: unknown }).message === "string"
+  );
+}

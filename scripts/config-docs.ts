@@ -1,0 +1,53 @@
+/**
+ * Generates docs/configuration.md from the services' zod config schemas (ARCHITECTURE:
+ * "each service's documented in one generated reference"). `pnpm config-docs` writes it; the unit
+ * test `config-docs.test.ts` fails when the checked-in file is out of date.
+ */
+import { writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+import { EngineConfigSchema } from "../services/engine/src/config.ts";
+import { EvidenceConfigSchema } from "../services/evidence/src/config.ts";
+import { GatewayConfigSchema } from "../services/gateway/src/config.ts";
+import { RegistryConfigSchema } from "../services/registry/src/config.ts";
+
+const SERVICES: [string, z.ZodType][] = [
+  ["gateway", GatewayConfigSchema],
+  ["registry", RegistryConfigSchema],
+  ["engine", EngineConfigSchema],
+  ["evidence", EvidenceConfigSchema],
+];
+
+/** The Markdown reference. */
+export function configReference(): string {
+  const lines = [
+    "# Configuration",
+    "",
+    "Generated from the services' configuration schemas by `pnpm config-docs`; do not edit by hand.",
+    "Each service reads only its environment, once at start, and lists every problem before exiting.",
+    "",
+  ];
+  for (const [name, schema] of SERVICES) {
+    const json = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as {
+      properties: Record<string, { description?: string; default?: unknown }>;
+      required?: string[];
+    };
+    lines.push(
+      `## \`baton serve ${name}\``,
+      "",
+      "| variable | required | default | meaning |",
+      "|---|---|---|---|",
+    );
+    for (const [key, prop] of Object.entries(json.properties)) {
+      const required = json.required?.includes(key) && prop.default === undefined ? "yes" : "no";
+      const def = prop.default === undefined ? "" : `\`${String(prop.default)}\``;
+      lines.push(`| \`${key}\` | ${required} | ${def} | ${(prop.description ?? "").replace(/\|/g, "\\|")} |`);
+    }
+    lines.push("");
+  }
+  return lines.join("\n");
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  writeFileSync(new URL("../docs/configuration.md", import.meta.url), configReference());
+}

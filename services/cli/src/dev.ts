@@ -1,0 +1,212 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join, resolve } from "node:path";
+import { createBearerVerifier, DEV_ISSUER, loadOrCreateDevIssuer } from "@baton/auth";
+import { LocalBlobStore } from "@baton/blob";
+import { type Clock, InProcessBus, type Logger, ManualClock, systemClock } from "@baton/bus";
+import { openEmbedded } from "@baton/db";
+import { AllPartitions, createEngine } from "@baton/engine-service";
+import { createEvidence } from "@baton/evidence";
+import { createGateway } from "@baton/gateway";
+import { DEFAULTS, type Identity, OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
+import { createRegistry } from "@baton/registry";
+import pino from "pino";
+import { FIXTURES_DIR } from "./paths.ts";
+
+/** Options of `baton dev`. */
+export interface DevOptions {
+  port: number;
+  dataDir: string;
+  clock: "real" | "manual";
+  /** Publish the samples in `fixtures/` (on by default). */
+  samples: boolean;
+  log?: Logger;
+}
+
+/** What `baton dev` writes to `<data-dir>/server.json` so other commands find the server. */
+export interface ServerInfo {
+  url: string;
+  publicUrl: string;
+  pid: number;
+  clock: "real" | "manual";
+}
+
+/** The default organization of `baton dev` and `baton token`. */
+export const DEFAULT_ORG = "default";
+
+/** A running embedded server. */
+export interface DevServer {
+  url: string;
+  info: ServerInfo;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolveFn, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const address = srv.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      srv.close(() => resolveFn(port));
+    });
+  });
+}
+
+function secretIn(dir: string): string {
+  const file = join(dir, "secret");
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  const secret = randomBytes(32).toString("hex");
+  writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  return secret;
+}
+
+function lock(dir: string): void {
+  const file = join(dir, "baton.pid");
+  if (existsSync(file)) {
+    const pid = Number(readFileSync(file, "utf8"));
+    let alive = false;
+    try {
+      process.kill(pid, 0);
+      alive = pid !== process.pid;
+    } catch {
+      alive = false;
+    }
+    if (alive) throw new Error(`another baton dev (pid ${pid}) is using ${dir}; stop it or pass --data-dir`);
+  }
+  writeFileSync(file, String(process.pid));
+}
+
+/**
+ * `baton dev` (ARCHITECTURE rule 4): every service in one process over the in-process bus, PGlite in
+ * `<data-dir>/pgdata`, files in `<data-dir>/files`, the dev issuer's key in
+ * `<data-dir>/dev-issuer.json`. Publishes the samples in `fixtures/` with each role bound to a group
+ * of the same name. Restarted on the same directory it keeps every process and run.
+ */
+export async function startDev(options: DevOptions): Promise<DevServer> {
+  const dir = resolve(options.dataDir);
+  mkdirSync(dir, { recursive: true });
+  lock(dir);
+  const log = options.log ?? pino({ name: "baton", level: process.env.BATON_LOG_LEVEL ?? "warn" });
+  const secret = secretIn(dir);
+  const issuer = await loadOrCreateDevIssuer(join(dir, "dev-issuer.json"));
+  const port = options.port === 0 ? await freePort() : options.port;
+  const publicUrl = `http://127.0.0.1:${port}`;
+  const database = await openEmbedded(join(dir, "pgdata"));
+  const bus = new InProcessBus();
+  const blobs = new LocalBlobStore(join(dir, "files"));
+  const clock: Clock = options.clock === "manual" ? new ManualClock(Date.now()) : systemClock;
+
+  const registry = createRegistry({
+    db: database.db,
+    bus,
+    clock,
+    log,
+    offers: { tools: OFFERED_TOOLS, profiles: OFFERED_PROFILES },
+  });
+  const evidence = createEvidence({ db: database.db, bus, blobs, clock, log });
+  const engine = createEngine({
+    db: database.db,
+    bus,
+    clock,
+    log,
+    ownership: new AllPartitions(DEFAULTS.partitions),
+    settings: {
+      partitions: DEFAULTS.partitions,
+      leaseMs: DEFAULTS.leaseSeconds * 1000,
+      runDataBytes: DEFAULTS.runDataBytes,
+      operatorGroup: DEFAULTS.operatorGroup,
+      secret,
+      callTimeoutMs: 10_000,
+    },
+  });
+  await registry.start();
+  await evidence.start();
+  await engine.start();
+
+  const app = await createGateway({
+    bus,
+    clock,
+    log,
+    blobs,
+    verifier: createBearerVerifier({
+      issuer: DEV_ISSUER,
+      audience: `${publicUrl}/mcp`,
+      keys: { jwks: [issuer.publicJwk] },
+    }),
+    secret,
+    publicUrl,
+    issuer: DEV_ISSUER,
+    partitions: DEFAULTS.partitions,
+    leaseSeconds: DEFAULTS.leaseSeconds,
+    runDataBytes: DEFAULTS.runDataBytes,
+    maxUploadBytes: DEFAULTS.maxUploadBytes,
+    callTimeoutMs: 15_000,
+    manualClock: options.clock === "manual",
+    version: "0.1.0",
+  });
+  await app.listen({ host: "127.0.0.1", port });
+
+  if (options.samples) {
+    const operator: Identity = {
+      org: DEFAULT_ORG,
+      kind: "person",
+      id: "baton-dev@localhost",
+      groups: [],
+      operator: true,
+    };
+    for (const name of readdirSync(FIXTURES_DIR).sort()) {
+      const file = join(FIXTURES_DIR, name, "PROCESS.md");
+      if (!existsSync(file)) continue;
+      await publishSample(registry, operator, name, readFileSync(file, "utf8"), log);
+    }
+  }
+
+  const info: ServerInfo = { url: `${publicUrl}/mcp`, publicUrl, pid: process.pid, clock: options.clock };
+  writeFileSync(join(dir, "server.json"), `${JSON.stringify(info, null, 2)}\n`);
+  let stopped = false;
+  return {
+    url: info.url,
+    info,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await app.close();
+      await engine.stop();
+      await evidence.stop();
+      await registry.stop();
+      await bus.close();
+      await database.close();
+      rmSync(join(dir, "baton.pid"), { force: true });
+    },
+  };
+}
+
+type Registry = ReturnType<typeof createRegistry>;
+
+async function publishSample(
+  registry: Registry,
+  operator: Identity,
+  folder: string,
+  source: string,
+  log: Logger,
+) {
+  const env = (payload: unknown) => ({
+    type: "registry",
+    id: "dev",
+    identity: operator,
+    deadline: Date.now() + 10_000,
+    payload,
+  });
+  const imported = await registry.handle(env({ op: "import", folderName: folder, source }) as never);
+  if (!imported.ok) {
+    log.error({ folder, error: imported.error }, "sample does not import");
+    return;
+  }
+  const draft = imported.data as { draftId: string; roles: string[] };
+  const bindings = Object.fromEntries(draft.roles.map((r) => [r, r]));
+  await registry.handle(env({ op: "bind", draftId: draft.draftId, bindings }) as never);
+  const published = await registry.handle(env({ op: "publish", draftId: draft.draftId }) as never);
+  if (!published.ok) log.error({ folder, error: published.error }, "sample does not publish");
+}

@@ -1,0 +1,183 @@
+import { parseArgs } from "node:util";
+import { DEFAULT_ORG, startDev } from "./dev.ts";
+import { publishFolder } from "./publish.ts";
+import { DEFAULT_PORT, devToken, mcpUrl, serverUrl } from "./token.ts";
+import { formatValidated, validatePaths } from "./validate.ts";
+
+const USAGE = `baton — a server for the Agent Process protocol (core-2)
+
+Usage:
+  baton dev [--port N] [--data-dir DIR] [--clock manual]
+      Every service in one process, PostgreSQL embedded (PGlite) in DIR (default ./.baton).
+      Publishes the samples in fixtures/ and prints "MCP endpoint: <url>".
+  baton serve <gateway|registry|engine|evidence>
+      One service over NATS and PostgreSQL, configured by environment (see docs/configuration.md).
+  baton token agent <id> [--data-dir DIR] [--org O] [--url URL]
+  baton token person <email> [--groups g1,g2] [--operator] [--data-dir DIR] [--org O] [--url URL]
+      Prints a bearer token signed by the dev issuer in DIR, for the server at URL.
+  baton publish <folder> [--bind role=group]… [--url URL] [--token T] [--data-dir DIR] [--org O]
+      Imports and publishes a process folder; prints name, version and content hash.
+  baton validate <PROCESS.md or folder>… [--json]
+      Prints every issue as path:line:col: message; exits 1 when any.
+`;
+
+function fail(message: string, code = 2): never {
+  process.stderr.write(`baton: ${message}\n`);
+  process.exit(code);
+}
+
+async function dev(argv: string[]) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      port: { type: "string", default: String(DEFAULT_PORT) },
+      "data-dir": { type: "string", default: ".baton" },
+      clock: { type: "string", default: "real" },
+      "no-samples": { type: "boolean", default: false },
+    },
+  });
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port ${values.port} is not a port number`);
+  if (values.clock !== "real" && values.clock !== "manual")
+    fail("--clock takes manual (or real, the default)");
+  const server = await startDev({
+    port,
+    dataDir: values["data-dir"],
+    clock: values.clock,
+    samples: !values["no-samples"],
+  });
+  process.stdout.write(`MCP endpoint: ${server.url}\n`);
+  const stop = async (signal: string) => {
+    process.stderr.write(`baton: ${signal}, stopping\n`);
+    await server.stop();
+    process.exit(0);
+  };
+  process.once("SIGINT", () => void stop("SIGINT"));
+  process.once("SIGTERM", () => void stop("SIGTERM"));
+}
+
+async function token(argv: string[]) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      "data-dir": { type: "string", default: ".baton" },
+      org: { type: "string", default: DEFAULT_ORG },
+      url: { type: "string" },
+      groups: { type: "string", default: "" },
+      operator: { type: "boolean", default: false },
+    },
+  });
+  const [kind, sub] = positionals;
+  if ((kind !== "agent" && kind !== "person") || !sub)
+    fail("usage: baton token agent <id> | baton token person <email> [--groups g1,g2] [--operator]");
+  if (kind === "person" && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(sub))
+    fail(`${sub} is not an email address; a person's id is their email`);
+  const groups = values.groups
+    ? values.groups
+        .split(",")
+        .map((g) => g.trim())
+        .filter(Boolean)
+    : [];
+  const jwt = await devToken(
+    values["data-dir"],
+    { sub, org: values.org, kind, groups, roles: values.operator ? ["operator"] : [] },
+    values.url,
+  );
+  process.stdout.write(`${jwt}\n`);
+}
+
+async function publish(argv: string[]) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      bind: { type: "string", multiple: true, default: [] },
+      url: { type: "string" },
+      token: { type: "string" },
+      "data-dir": { type: "string", default: ".baton" },
+      org: { type: "string", default: DEFAULT_ORG },
+    },
+  });
+  const folder = positionals[0];
+  if (!folder) fail("usage: baton publish <folder> [--bind role=group]…");
+  const bindings: Record<string, string> = {};
+  for (const b of values.bind) {
+    const i = b.indexOf("=");
+    if (i <= 0 || i === b.length - 1) fail(`--bind ${b}: use role=group`);
+    bindings[b.slice(0, i)] = b.slice(i + 1);
+  }
+  const url = mcpUrl(values.url ?? serverUrl(values["data-dir"]));
+  const bearer =
+    values.token ??
+    process.env.BATON_TOKEN ??
+    (await devToken(
+      values["data-dir"],
+      { sub: "operator@baton.local", org: values.org, kind: "person", groups: [], roles: ["operator"] },
+      url,
+    ));
+  const result = await publishFolder(folder, bindings, url.replace(/\/mcp$/, ""), bearer);
+  process.stdout.write(
+    `${result.name} ${result.version} ${result.contentHash}${result.unchanged ? " (unchanged)" : ""}\n`,
+  );
+}
+
+function validate(argv: string[]) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { json: { type: "boolean", default: false } },
+  });
+  if (positionals.length === 0) fail("usage: baton validate <PROCESS.md or folder>… [--json]");
+  const results = validatePaths(positionals);
+  process.stdout.write(
+    values.json ? `${JSON.stringify(results, null, 2)}\n` : `${formatValidated(results)}\n`,
+  );
+  process.exitCode = results.every((r) => r.ok) ? 0 : 1;
+}
+
+async function serve(argv: string[]) {
+  const service = argv[0];
+  switch (service) {
+    case "gateway":
+      return (await import("@baton/gateway")).main();
+    case "registry":
+      return (await import("@baton/registry")).main();
+    case "engine":
+      return (await import("@baton/engine-service")).main();
+    case "evidence":
+      return (await import("@baton/evidence")).main();
+    default:
+      fail(`baton serve ${service ?? ""}: name a service: gateway, registry, engine or evidence`);
+  }
+}
+
+async function main() {
+  const [command, ...rest] = process.argv.slice(2);
+  switch (command) {
+    case "dev":
+      return dev(rest);
+    case "serve":
+      await serve(rest);
+      process.exit(0);
+      return;
+    case "token":
+      return token(rest);
+    case "publish":
+      return publish(rest);
+    case "validate":
+      return validate(rest);
+    case undefined:
+    case "help":
+    case "--help":
+    case "-h":
+      process.stdout.write(USAGE);
+      return;
+    default:
+      fail(`unknown command ${command}\n\n${USAGE}`);
+  }
+}
+
+main().catch((error: unknown) => {
+  fail(error instanceof Error ? error.message : String(error), 1);
+});

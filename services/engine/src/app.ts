@@ -1,0 +1,441 @@
+import { ClaimTokens } from "@baton/auth";
+import {
+  type Bus,
+  type Clock,
+  type EngineRead,
+  type EngineWrite,
+  type Envelope,
+  type EvidenceCall,
+  envelope,
+  type Logger,
+  QUEUES,
+  RetryableError,
+  SUBJECTS,
+  type Subscription,
+} from "@baton/bus";
+import type { Db } from "@baton/db";
+import {
+  type Actor,
+  apply,
+  type Command,
+  claimedStep,
+  type EngineConfig,
+  type FileCheck,
+  fileRefsOf,
+  handoffOf,
+  iso,
+  type Outcome,
+  type PublishedProcess,
+  type Run,
+  runAt,
+  runView,
+  startRun,
+} from "@baton/engine";
+import type { AgentStep } from "@baton/process";
+import {
+  fail,
+  type Identity,
+  ok,
+  type ProtocolError,
+  partitionOf,
+  protocolError,
+  requestFingerprint,
+  type ToolResult,
+} from "@baton/protocol";
+import { KeyedMutex } from "./keyed-mutex.ts";
+import { OutboxRelay } from "./outbox.ts";
+import type { Ownership } from "./partitions/ownership.ts";
+import { agentWork, listRuns, personWork } from "./reads.ts";
+import { EngineStore, FenceLost, IdempotencyConflict } from "./store.ts";
+
+/** What the engine service needs (CONVENTIONS: dependencies passed explicitly). */
+export interface EngineDeps {
+  db: Db;
+  bus: Bus;
+  clock: Clock;
+  log: Logger;
+  ownership: Ownership;
+  settings: EngineConfig & {
+    /** P virtual partitions (ARCHITECTURE rule 5). */
+    partitions: number;
+    /** The server secret claim tokens are derived from. */
+    secret: string;
+    /** How long to wait for the evidence service when verifying file refs, ms. */
+    callTimeoutMs: number;
+    /** Hot runs kept in memory per replica. */
+    cacheSize?: number;
+  };
+}
+
+/** The running engine service. */
+export interface EngineService {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Handles one write to a run (exposed for in-process tests). */
+  write(env: Envelope<EngineWrite>): Promise<ToolResult<unknown>>;
+  read(env: Envelope<EngineRead>): Promise<ToolResult<unknown>>;
+}
+
+/**
+ * The engine shell (ARCHITECTURE rule 1): decode, load, call the pure core, commit, publish, reply.
+ * Writes to one run are serialized in this replica by a per-run mutex and fenced across replicas by
+ * the run's `rev`; a write's reply is sent only after its commit (§4).
+ */
+export function createEngine(deps: EngineDeps): EngineService {
+  const { db, bus, clock, log, settings } = deps;
+  const store = new EngineStore(db);
+  const tokens = new ClaimTokens(settings.secret);
+  const mutex = new KeyedMutex();
+  const relay = new OutboxRelay(db, bus, clock, log);
+  const cache = new Map<string, Run>();
+  const cacheSize = settings.cacheSize ?? 10_000;
+  const versions = new Map<string, PublishedProcess>();
+  const subscriptions = new Map<number, Subscription>();
+  let readSub: Subscription | null = null;
+
+  const remember = (run: Run) => {
+    cache.delete(run.id);
+    cache.set(run.id, run);
+    if (cache.size > cacheSize) {
+      const oldest = cache.keys().next().value;
+      if (oldest !== undefined) cache.delete(oldest);
+    }
+  };
+
+  async function loadRun(runId: string): Promise<Run | null> {
+    const hot = cache.get(runId);
+    if (hot) return hot;
+    const run = await store.loadRun(runId);
+    if (run) remember(run);
+    return run;
+  }
+
+  async function version(org: string, name: string, v: number): Promise<PublishedProcess> {
+    const key = `${org}\n${name}\n${v}`;
+    let def = versions.get(key);
+    if (!def) {
+      const loaded = await store.loadVersion(org, name, v);
+      if (!loaded) throw new Error(`run pins ${name} v${v}, which is not in the registry`);
+      def = loaded;
+      versions.set(key, def);
+    }
+    return def;
+  }
+
+  const fingerprint = requestFingerprint;
+
+  /** The original result for a replay, `conflict` for a reused `requestId`, or null when unrecorded (§4). */
+  async function replay(who: Identity, requestId: string, fp: string): Promise<ToolResult<unknown> | null> {
+    const record = await store.getIdempotency(who.org, requestId);
+    if (!record) return null;
+    if (record.fingerprint === fp) return record.result;
+    return fail(
+      protocolError(
+        "conflict",
+        `requestId ${requestId} was already used for a different call; send a new requestId`,
+      ),
+    );
+  }
+
+  async function resolveFiles(
+    who: Identity,
+    refs: string[],
+    deadline: number,
+  ): Promise<Map<string, FileCheck>> {
+    if (refs.length === 0) return new Map();
+    const call: EvidenceCall = { op: "verify", refs };
+    const reply = (await bus.request(
+      SUBJECTS.evidence,
+      envelope("evidence.verify", who, call, deadline),
+      settings.callTimeoutMs,
+    )) as Record<string, FileCheck>;
+    return new Map(Object.entries(reply));
+  }
+
+  function resultOf(outcome: Outcome, def: PublishedProcess, now: number): ToolResult<unknown> {
+    const run = outcome.run;
+    const value = outcome.value;
+    if (!value) throw new Error("no value on success");
+    switch (value.kind) {
+      case "view":
+        return ok(runView(run, def, now));
+      case "claim": {
+        const step = def.process.steps.find((s) => s.id === value.stepId) as AgentStep;
+        return ok({
+          token: tokens.mint(run.id, value.claimId),
+          expiresAt: iso(value.expiresAt),
+          mode: run.mode,
+          step: claimedStep(def, step),
+          handoff: handoffOf(run, value.stepId),
+          body: def.process.body,
+          data: run.data,
+        });
+      }
+      case "renew":
+        return ok({ token: tokens.mint(run.id, value.claimId), expiresAt: iso(value.expiresAt) });
+      case "send_event":
+        return ok({ consumedBy: value.consumedBy });
+      case "none":
+        return ok(null);
+      default: {
+        const unreachable: never = value;
+        throw new Error(`unknown value ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+
+  function toCommand(p: EngineWrite): Command | ProtocolError {
+    switch (p.tool) {
+      case "claim":
+        return { type: "claim", stepId: p.args.stepId };
+      case "renew":
+        return withClaim(p.claimId, (claimId) => ({
+          type: "renew",
+          claimId,
+          ...(p.args.progress !== undefined ? { progress: p.args.progress } : {}),
+        }));
+      case "submit": {
+        const { token: _t, requestId: _r, ...rest } = p.args;
+        return withClaim(p.claimId, (claimId) => ({ type: "submit", claimId, ...rest }));
+      }
+      case "escalate":
+        return withClaim(p.claimId, (claimId) => ({ type: "escalate", claimId, note: p.args.note }));
+      case "decide": {
+        const { runId: _run, requestId: _r, ...rest } = p.args;
+        return { type: "decide", ...rest };
+      }
+      case "cancel":
+        return { type: "cancel", reason: p.args.reason };
+      case "send_event":
+        return {
+          type: "send_event",
+          name: p.args.name,
+          ...(p.args.data !== undefined ? { data: p.args.data } : {}),
+        };
+      case "start_run":
+        throw new Error("start_run is not a run command");
+      default: {
+        const unreachable: never = p;
+        throw new Error(`unknown tool ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+
+  function withClaim(
+    claimId: string | undefined,
+    make: (claimId: string) => Command,
+  ): Command | ProtocolError {
+    return claimId === undefined
+      ? protocolError("invalid", "token does not verify", ["token: not a Baton claim token"])
+      : make(claimId);
+  }
+
+  /** Commits, retrying once on a lost fence after reloading (another replica wrote during a hand-over). */
+  async function commitOrReplay(
+    who: Identity,
+    requestId: string,
+    fp: string,
+    before: Run | null,
+    outcome: Outcome,
+    def: PublishedProcess,
+    tool: string,
+    args: Record<string, unknown>,
+    result: ToolResult<unknown> | null,
+  ): Promise<ToolResult<unknown> | "fence"> {
+    const after: Run = { ...outcome.run, rev: (before?.rev ?? 0) + 1 };
+    const { token: _token, contentBase64: _bytes, ...journalArgs } = args;
+    try {
+      await store.commit({
+        before,
+        after,
+        def,
+        journal: {
+          actor: who.id,
+          actorKind: who.kind,
+          command: tool,
+          requestId,
+          detail: { args: journalArgs, error: outcome.error?.code ?? null },
+        },
+        idempotency: result ? { requestId, tool, fingerprint: fp, result } : null,
+        events: outcome.events,
+        partitions: settings.partitions,
+      });
+    } catch (error) {
+      if (error instanceof IdempotencyConflict) {
+        return (
+          (await replay(who, requestId, fp)) ??
+          fail(protocolError("retry", "try again with the same requestId"))
+        );
+      }
+      if (error instanceof FenceLost) {
+        cache.delete(after.id);
+        return "fence";
+      }
+      throw error;
+    }
+    remember(after);
+    relay.kick();
+    return result ?? fail(outcome.error as ProtocolError);
+  }
+
+  async function runCommand(who: Identity, p: Exclude<EngineWrite, { tool: "start_run" }>, deadline: number) {
+    const args = p.args as unknown as Record<string, unknown>;
+    const requestId = p.args.requestId;
+    const fp = fingerprint(p.tool, args, who);
+    const command = toCommand(p);
+    if ("code" in command) return fail(command);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const run = await loadRun(p.runId);
+      if (!run || run.org !== who.org) {
+        return fail(protocolError("not_found", `no run ${p.runId} in your organization`));
+      }
+      const def = await version(run.org, run.process, run.version);
+      const files = await resolveFiles(who, fileRefsOf(command), deadline);
+      const now = clock.now();
+      const outcome = apply(run, command, { actor: who as Actor, now, def, config: settings, files });
+      if (outcome.error) {
+        const replayed = await replay(who, requestId, fp);
+        if (replayed) return replayed;
+        if (!outcome.changed) return fail(outcome.error);
+        const committed = await commitOrReplay(who, requestId, fp, run, outcome, def, p.tool, args, null);
+        if (committed === "fence") continue;
+        return committed;
+      }
+      const result = resultOf(outcome, def, now);
+      const committed = await commitOrReplay(who, requestId, fp, run, outcome, def, p.tool, args, result);
+      if (committed === "fence") continue;
+      return committed;
+    }
+    throw new RetryableError(`run ${p.runId} changed under this replica twice; retry`);
+  }
+
+  async function start(
+    who: Identity,
+    p: Extract<EngineWrite, { tool: "start_run" }>,
+  ): Promise<ToolResult<unknown>> {
+    const args = p.args as unknown as Record<string, unknown>;
+    const fp = fingerprint("start_run", args, who);
+    const existing = await loadRun(p.runId);
+    if (existing) {
+      return (
+        (await replay(who, p.args.requestId, fp)) ??
+        fail(
+          protocolError("conflict", `requestId ${p.args.requestId} was already used; send a new requestId`),
+        )
+      );
+    }
+    const def = await store.loadVersion(who.org, p.args.process, p.args.version);
+    if (!def) {
+      const replayed = await replay(who, p.args.requestId, fp);
+      if (replayed) return replayed;
+      return fail(
+        protocolError(
+          "not_found",
+          p.args.version === undefined
+            ? `no published process ${p.args.process} in your organization`
+            : `no version ${p.args.version} of ${p.args.process} in your organization`,
+        ),
+      );
+    }
+    const now = clock.now();
+    const outcome = startRun(
+      { runId: p.runId, inputs: p.args.inputs, mode: p.args.mode ?? "live" },
+      {
+        actor: who,
+        now,
+        def,
+        config: settings,
+      },
+    );
+    if ("error" in outcome && !("run" in outcome)) {
+      return (await replay(who, p.args.requestId, fp)) ?? fail(outcome.error);
+    }
+    const o = outcome as Outcome;
+    const result = ok(runView(o.run, def, now));
+    const committed = await commitOrReplay(
+      who,
+      p.args.requestId,
+      fp,
+      null,
+      o,
+      def,
+      "start_run",
+      args,
+      result,
+    );
+    if (committed === "fence") throw new RetryableError(`run ${p.runId} was created concurrently; retry`);
+    return committed;
+  }
+
+  async function write(env: Envelope<EngineWrite>): Promise<ToolResult<unknown>> {
+    const who = env.identity;
+    if (!who) throw new Error("engine writes carry the caller's identity");
+    const p = env.payload;
+    return mutex.run(p.runId, () =>
+      p.tool === "start_run" ? start(who, p) : runCommand(who, p, env.deadline),
+    );
+  }
+
+  async function read(env: Envelope<EngineRead>): Promise<ToolResult<unknown>> {
+    const who = env.identity;
+    if (!who) throw new Error("engine reads carry the caller's identity");
+    const p = env.payload;
+    const now = clock.now();
+    switch (p.tool) {
+      case "get_run": {
+        const run = cache.get(p.args.runId) ?? (await store.loadRun(p.args.runId));
+        if (!run || run.org !== who.org)
+          return fail(protocolError("not_found", `no run ${p.args.runId} in your organization`));
+        const def = await version(run.org, run.process, run.version);
+        return ok(runView(runAt(run, def, settings, now), def, now));
+      }
+      case "get_work": {
+        const page =
+          who.kind === "agent"
+            ? await agentWork(db, who, p.args, now)
+            : await personWork(db, who, p.args, settings.operatorGroup);
+        return "code" in page ? fail(page) : ok(page);
+      }
+      case "list_runs": {
+        const page = await listRuns(db, who, p.args);
+        return "code" in page ? fail(page) : ok(page);
+      }
+      default: {
+        const unreachable: never = p;
+        throw new Error(`unknown read ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+
+  return {
+    write,
+    read,
+    async start() {
+      await deps.ownership.start(
+        async (p) => {
+          subscriptions.set(
+            p,
+            bus.serve(SUBJECTS.engineWrite(p), (env) => write(env as Envelope<EngineWrite>)),
+          );
+        },
+        async (p) => {
+          await subscriptions.get(p)?.stop();
+          subscriptions.delete(p);
+          for (const id of [...cache.keys()])
+            if (partitionOf(id, settings.partitions) === p) cache.delete(id);
+        },
+      );
+      // Reads last: a replica answering reads already serves its partitions' writes.
+      readSub = bus.serve(SUBJECTS.engineRead, (env) => read(env as Envelope<EngineRead>), {
+        queue: QUEUES.engine,
+      });
+      relay.start();
+      log.info({ partitions: settings.partitions }, "engine started");
+    },
+    async stop() {
+      await deps.ownership.stop();
+      await readSub?.stop();
+      await relay.stop();
+    },
+  };
+}

@@ -1,0 +1,74 @@
+import { DEFAULTS } from "@baton/protocol";
+import { z } from "zod";
+
+/**
+ * The engine service's configuration, from the environment (CONVENTIONS: parsed once at start; every
+ * problem listed). `BATON_PARTITIONS`, `BATON_LEASE_SECONDS`, `BATON_RUN_DATA_BYTES` and
+ * `BATON_SECRET` must be the same on every service.
+ */
+export const EngineConfigSchema = z.object({
+  DATABASE_URL: z
+    .string()
+    .min(1)
+    .describe("PostgreSQL connection URL (the truth: processes, runs, journal, idempotency, timers, files)."),
+  NATS_URL: z.string().min(1).describe("NATS server URL; JetStream must be enabled."),
+  BATON_NAMESPACE: z
+    .string()
+    .regex(/^[a-z][a-z0-9_-]{0,31}$/)
+    .default("baton")
+    .describe(
+      "Prefix of every NATS subject, stream and KV bucket, so several deployments can share one NATS.",
+    ),
+  BATON_SECRET: z
+    .string()
+    .min(16)
+    .describe(
+      "Server secret (at least 16 characters) that claim tokens, file URLs and run ids derive from. Same on every service.",
+    ),
+  BATON_PARTITIONS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(4096)
+    .default(DEFAULTS.partitions)
+    .describe(
+      "Virtual run partitions P (partition = fnv1a32(runId) mod P). Same on every service; never change it on a live database.",
+    ),
+  BATON_LEASE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(DEFAULTS.leaseSeconds)
+    .describe("Claim lease length (describe.leaseSeconds). Same on gateway and engine."),
+  BATON_RUN_DATA_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(DEFAULTS.runDataBytes)
+    .describe(
+      "Cap on run data, inputs at start and held event data (describe.limits.runDataBytes). Same on gateway and engine.",
+    ),
+  BATON_OPERATOR_GROUP: z
+    .string()
+    .min(1)
+    .default(DEFAULTS.operatorGroup)
+    .describe(
+      "Group id the operator queue (escalated steps) is assigned to; people with the operator role see it too.",
+    ),
+  BATON_REPLICA_ID: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("This replica's name in partition leases (default: hostname-pid)."),
+  BATON_DB_POOL: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(10)
+    .describe("PostgreSQL connections in this process's pool."),
+  BATON_LOG_LEVEL: z
+    .enum(["debug", "info", "warn", "error"])
+    .default("info")
+    .describe("Log level (JSON lines on stdout)."),
+});
+export type EngineEnv = z.infer<typeof EngineConfigSchema>;

@@ -1,0 +1,112 @@
+import type { Logger } from "@baton/bus";
+import type { KV, NatsConnection } from "nats";
+import type { Ownership } from "./ownership.ts";
+
+/**
+ * Partition leases in a NATS KV bucket (ARCHITECTURE rule 5). Every replica heartbeats a member key;
+ * each aims to own `ceil(P / members)` partitions, taking free ones with `create` (fails if taken) and
+ * keeping its own with `update` at the last revision (fails if someone else took it). The bucket's TTL
+ * ends the leases of a replica that died. Losing a lease only stops serving: writes are fenced by the
+ * run's `rev` in PostgreSQL, so a replica that lost its lease cannot overwrite newer state.
+ */
+export class KvLeases implements Ownership {
+  private kv: KV | null = null;
+  private readonly owned = new Map<number, number>(); // partition → KV revision
+  private timer: NodeJS.Timeout | null = null;
+  private acquire: ((p: number) => Promise<void>) | null = null;
+  private release: ((p: number) => Promise<void>) | null = null;
+  private running: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly options: {
+      replicaId: string;
+      partitions: number;
+      /** The KV bucket, e.g. `baton_partitions` (one per namespace). */
+      bucket: string;
+      /** Lease time-to-live in ms; a dead replica's partitions are free after it. */
+      ttlMs?: number;
+      /** How often to heartbeat and rebalance, ms. */
+      intervalMs?: number;
+      log: Logger;
+    },
+  ) {}
+
+  async start(
+    onAcquire: (p: number) => Promise<void>,
+    onRelease: (p: number) => Promise<void>,
+  ): Promise<void> {
+    this.acquire = onAcquire;
+    this.release = onRelease;
+    const js = this.nc.jetstream();
+    this.kv = await js.views.kv(this.options.bucket, { ttl: this.options.ttlMs ?? 10_000, history: 1 });
+    await this.tick();
+    this.timer = setInterval(() => {
+      this.running = this.running
+        .then(() => this.tick())
+        .catch((error) => {
+          this.options.log.warn({ err: String(error) }, "partition lease round failed");
+        });
+    }, this.options.intervalMs ?? 2_000);
+  }
+
+  /** One heartbeat and rebalance round. */
+  private async tick(): Promise<void> {
+    const kv = this.kv;
+    if (!kv || this.stopped) return;
+    const me = this.options.replicaId;
+    await kv.put(`m.${me}`, me);
+    let members = 0;
+    for await (const key of await kv.keys("m.*")) {
+      if (key) members++;
+    }
+    const share = Math.ceil(this.options.partitions / Math.max(members, 1));
+
+    for (const [p, revision] of [...this.owned]) {
+      try {
+        this.owned.set(p, await kv.update(`p.${p}`, me, revision));
+      } catch {
+        this.owned.delete(p);
+        this.options.log.warn({ partition: p }, "partition lease lost");
+        await this.release?.(p);
+      }
+    }
+    while (this.owned.size > share) {
+      const [p, revision] = [...this.owned].pop() as [number, number];
+      this.owned.delete(p);
+      await this.release?.(p);
+      await kv.delete(`p.${p}`, { previousSeq: revision }).catch(() => undefined);
+    }
+    if (this.owned.size < share) {
+      for (let p = 0; p < this.options.partitions && this.owned.size < share; p++) {
+        if (this.owned.has(p)) continue;
+        try {
+          const revision = await kv.create(`p.${p}`, me);
+          this.owned.set(p, revision);
+          await this.acquire?.(p);
+        } catch {
+          // Owned by another replica.
+        }
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+    const kv = this.kv;
+    for (const [p, revision] of [...this.owned]) {
+      this.owned.delete(p);
+      await this.release?.(p);
+      await kv?.delete(`p.${p}`, { previousSeq: revision }).catch(() => undefined);
+    }
+    await kv?.delete(`m.${this.options.replicaId}`).catch(() => undefined);
+  }
+
+  /** Partitions currently owned, for tests and metrics. */
+  get partitions(): number[] {
+    return [...this.owned.keys()].sort((a, b) => a - b);
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * Which partitions this engine replica serves (ARCHITECTURE rule 5). The engine subscribes to a
+ * partition's subject when it acquires it and drops its hot runs when it loses it.
+ */
+export interface Ownership {
+  start(
+    onAcquire: (partition: number) => Promise<void>,
+    onRelease: (partition: number) => Promise<void>,
+  ): Promise<void>;
+  /** Releases every owned partition (so another replica takes over at once) and stops. */
+  stop(): Promise<void>;
+}
+
+/** Owns every partition: the single engine of `baton dev`. */
+export class AllPartitions implements Ownership {
+  private release: ((p: number) => Promise<void>) | null = null;
+
+  constructor(private readonly partitions: number) {}
+
+  async start(
+    onAcquire: (p: number) => Promise<void>,
+    onRelease: (p: number) => Promise<void>,
+  ): Promise<void> {
+    this.release = onRelease;
+    for (let p = 0; p < this.partitions; p++) await onAcquire(p);
+  }
+
+  async stop(): Promise<void> {
+    if (!this.release) return;
+    for (let p = 0; p < this.partitions; p++) await this.release(p);
+    this.release = null;
+  }
+}

@@ -1,0 +1,28 @@
+import { z } from "zod";
+
+/** The evidence service's configuration, from the environment. */
+export const EvidenceConfigSchema = z.object({
+  DATABASE_URL: z
+    .string()
+    .min(1)
+    .describe("PostgreSQL connection URL (the truth: processes, runs, journal, idempotency, timers, files)."),
+  NATS_URL: z.string().min(1).describe("NATS server URL; JetStream must be enabled."),
+  BATON_NAMESPACE: z
+    .string()
+    .regex(/^[a-z][a-z0-9_-]{0,31}$/)
+    .default("baton")
+    .describe(
+      "Prefix of every NATS subject, stream and KV bucket, so several deployments can share one NATS.",
+    ),
+  BATON_BLOB_DIR: z
+    .string()
+    .min(1)
+    .describe(
+      "Directory holding file bytes, content-addressed per organization; shared by gateway and evidence.",
+    ),
+  BATON_LOG_LEVEL: z
+    .enum(["debug", "info", "warn", "error"])
+    .default("info")
+    .describe("Log level (JSON lines on stdout)."),
+});
+export type EvidenceEnv = z.infer<typeof EvidenceConfigSchema>;

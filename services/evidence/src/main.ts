@@ -1,0 +1,26 @@
+import { LocalBlobStore } from "@baton/blob";
+import { NatsBus, parseEnv, systemClock, untilSignal } from "@baton/bus";
+import { connectPostgres } from "@baton/db";
+import pino from "pino";
+import { createEvidence } from "./app.ts";
+import { EvidenceConfigSchema } from "./config.ts";
+
+/** `baton serve evidence`: one evidence replica over NATS, PostgreSQL and the blob store. */
+export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const config = parseEnv(EvidenceConfigSchema, env, "evidence");
+  const log = pino({ name: "evidence", level: config.BATON_LOG_LEVEL });
+  const database = await connectPostgres(config.DATABASE_URL);
+  const bus = await NatsBus.connect(config.NATS_URL, "baton-evidence", config.BATON_NAMESPACE);
+  const evidence = createEvidence({
+    db: database.db,
+    bus,
+    blobs: new LocalBlobStore(config.BATON_BLOB_DIR),
+    clock: systemClock,
+    log,
+  });
+  await evidence.start();
+  await untilSignal();
+  await evidence.stop();
+  await bus.close();
+  await database.close();
+}

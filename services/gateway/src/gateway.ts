@@ -1,0 +1,70 @@
+import { type BearerVerifier, ClaimTokens, FileUrls, runIdFor } from "@baton/auth";
+import type { BlobStore } from "@baton/blob";
+import type { Bus, Clock, Logger } from "@baton/bus";
+import { DEFAULTS, OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
+import type { FastifyInstance } from "fastify";
+import { createHttpServer } from "./http.ts";
+import { createToolRouter } from "./tools.ts";
+
+/** Everything the gateway needs, in both deployments. */
+export interface GatewayOptions {
+  bus: Bus;
+  clock: Clock;
+  log: Logger;
+  blobs: BlobStore;
+  verifier: BearerVerifier;
+  secret: string;
+  publicUrl: string;
+  issuer: string;
+  partitions: number;
+  leaseSeconds: number;
+  runDataBytes: number;
+  maxUploadBytes: number;
+  callTimeoutMs: number;
+  manualClock: boolean;
+  version: string;
+}
+
+/**
+ * Builds the stateless gateway once (ARCHITECTURE rule 8): tool router, MCP server and HTTP routes.
+ * The caller listens and closes.
+ */
+export async function createGateway(o: GatewayOptions): Promise<FastifyInstance> {
+  const fileUrls = new FileUrls(o.secret, o.publicUrl, DEFAULTS.fileUrlTtlMs);
+  const tools = createToolRouter({
+    bus: o.bus,
+    clock: o.clock,
+    log: o.log,
+    blobs: o.blobs,
+    tokens: new ClaimTokens(o.secret),
+    fileUrls,
+    settings: {
+      partitions: o.partitions,
+      leaseSeconds: o.leaseSeconds,
+      runDataBytes: o.runDataBytes,
+      maxUploadBytes: o.maxUploadBytes,
+      tools: OFFERED_TOOLS,
+      profiles: OFFERED_PROFILES,
+      callTimeoutMs: o.callTimeoutMs,
+      runIdFor: (org, requestId) => runIdFor(o.secret, org, requestId),
+    },
+  });
+  return createHttpServer({
+    bus: o.bus,
+    clock: o.clock,
+    log: o.log,
+    blobs: o.blobs,
+    verifier: o.verifier,
+    fileUrls,
+    tools,
+    settings: {
+      publicUrl: o.publicUrl,
+      issuer: o.issuer,
+      // base64 grows bytes by 4/3; leave room for the JSON-RPC envelope.
+      bodyLimit: Math.ceil((o.maxUploadBytes * 4) / 3) + 256 * 1024,
+      callTimeoutMs: o.callTimeoutMs,
+      manualClock: o.manualClock,
+      version: o.version,
+    },
+  });
+}

@@ -1,0 +1,334 @@
+import type { BearerVerifier, FileUrls } from "@baton/auth";
+import { type BlobStore, blobKey } from "@baton/blob";
+import {
+  type Bus,
+  type Clock,
+  type EvidenceCall,
+  envelope,
+  type Logger,
+  type RegistryCall,
+  requestWithRetry,
+  type SchedulerCall,
+  SUBJECTS,
+} from "@baton/bus";
+import { numberProblem } from "@baton/process";
+import type { Identity, ToolResult } from "@baton/protocol";
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { isLosslessNumber, parse as parseLossless } from "lossless-json";
+import { type CallContext, McpEndpoint, type ToolHandler } from "./mcp.ts";
+
+/** Gateway settings for HTTP. */
+export interface HttpSettings {
+  /** Public base URL, e.g. `https://baton.example.com`; the MCP resource is `<publicUrl>/mcp`. */
+  publicUrl: string;
+  /** The token issuer (`iss`), advertised as the authorization server. */
+  issuer: string;
+  /** Request body cap in bytes (uploads arrive as base64 inside JSON). */
+  bodyLimit: number;
+  callTimeoutMs: number;
+  /** True when `baton dev --clock manual`: the admin clock endpoint works only then. */
+  manualClock: boolean;
+  version: string;
+}
+
+/** What the HTTP layer needs. */
+export interface HttpDeps {
+  bus: Bus;
+  clock: Clock;
+  log: Logger;
+  blobs: BlobStore;
+  verifier: BearerVerifier;
+  fileUrls: FileUrls;
+  tools: ToolHandler;
+  settings: HttpSettings;
+}
+
+/** A JSON number the body held that JSON cannot hold exactly. */
+interface Inexact {
+  path: string;
+  source: string;
+  problem: string;
+}
+
+/**
+ * Parses a JSON body without losing numbers: every number literal is checked for exactness; the
+ * value handed on holds plain numbers, and the inexact ones are reported with their paths, so the
+ * tool call is refused as `invalid` instead of silently storing a changed number.
+ */
+export function parseBody(text: string): { value: unknown; inexact: Inexact[] } {
+  const inexact: Inexact[] = [];
+  const raw = parseLossless(text);
+  const walk = (v: unknown, path: string): unknown => {
+    if (isLosslessNumber(v)) {
+      const source = v.value;
+      const problem = numberProblem(source, Number(source));
+      if (problem) inexact.push({ path, source, problem });
+      return Number(source);
+    }
+    if (Array.isArray(v)) return v.map((x, i) => walk(x, `${path}[${i}]`));
+    if (v !== null && typeof v === "object") {
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) out[k] = walk(x, path ? `${path}.${k}` : k);
+      return out;
+    }
+    return v;
+  };
+  return { value: walk(raw, ""), inexact };
+}
+
+function toIdentity(claims: {
+  sub: string;
+  org: string;
+  kind: "agent" | "person";
+  groups: string[];
+  roles: string[];
+}): Identity {
+  return {
+    org: claims.org,
+    kind: claims.kind,
+    id: claims.sub,
+    groups: claims.groups,
+    operator: claims.roles.includes("operator"),
+  };
+}
+
+const STATUS: Record<string, number> = {
+  invalid: 400,
+  not_accepted: 422,
+  stale: 409,
+  conflict: 409,
+  forbidden: 403,
+  not_found: 404,
+  retry: 503,
+};
+
+/**
+ * The gateway's HTTP server (fastify): MCP Streamable HTTP at `/mcp` (stateless, JSON responses,
+ * bearer tokens), the protected-resource metadata of MCP authorization, the admin API under `/api`
+ * that the CLI uses, signed file downloads under `/files`, and health probes.
+ */
+export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance> {
+  const { bus, clock, log, blobs, verifier, fileUrls, tools, settings } = deps;
+  const resource = `${settings.publicUrl}/mcp`;
+  const metadataUrl = `${settings.publicUrl}/.well-known/oauth-protected-resource`;
+  const mcp = new McpEndpoint(tools, { name: "baton", version: settings.version });
+  await mcp.start();
+
+  const app = Fastify({ logger: false, bodyLimit: settings.bodyLimit });
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
+    try {
+      done(null, parseBody(body as string));
+    } catch (error) {
+      const e = error instanceof Error ? error : new Error(String(error));
+      (e as Error & { statusCode?: number }).statusCode = 400;
+      done(e, undefined);
+    }
+  });
+
+  async function authenticate(
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<{ token: string; identity: Identity } | null> {
+    const header = request.headers.authorization;
+    const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+    if (!match) {
+      void reply
+        .code(401)
+        .header("WWW-Authenticate", `Bearer resource_metadata="${metadataUrl}"`)
+        .send({ error: "unauthorized", error_description: "send Authorization: Bearer <token>" });
+      return null;
+    }
+    const token = match[1] as string;
+    const verified = await verifier.verify(token);
+    if (!verified.ok) {
+      const description = verified.error.description.replace(/"/g, "'");
+      void reply
+        .code(401)
+        .header(
+          "WWW-Authenticate",
+          `Bearer resource_metadata="${metadataUrl}", error="invalid_token", error_description="${description}"`,
+        )
+        .send({ error: "invalid_token", error_description: verified.error.description });
+      return null;
+    }
+    return { token, identity: toIdentity(verified.claims) };
+  }
+
+  app.get("/.well-known/oauth-protected-resource", async () => ({
+    resource,
+    authorization_servers: [settings.issuer],
+    bearer_methods_supported: ["header"],
+    resource_name: "Baton (Agent Process core-2)",
+  }));
+  app.get("/.well-known/oauth-protected-resource/mcp", async () => ({
+    resource,
+    authorization_servers: [settings.issuer],
+    bearer_methods_supported: ["header"],
+    resource_name: "Baton (Agent Process core-2)",
+  }));
+  app.get("/healthz", async () => ({ ok: true }));
+
+  app.post("/mcp", async (request, reply) => {
+    const auth = await authenticate(request, reply);
+    if (!auth) return reply;
+    const parsed = (request.body ?? { value: undefined, inexact: [] }) as {
+      value: unknown;
+      inexact: Inexact[];
+    };
+    const prefix = "params.arguments.";
+    const context: CallContext = {
+      inexact: parsed.inexact
+        .filter((n) => n.path.startsWith(prefix))
+        .map((n) => ({ path: n.path.slice(prefix.length), source: n.source, problem: n.problem })),
+    };
+    reply.hijack();
+    await mcp.handle(request.raw, reply.raw, parsed.value, auth.token, auth.identity, context);
+    return reply;
+  });
+  const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
+    reply
+      .code(405)
+      .header("Allow", "POST")
+      .send({
+        jsonrpc: "2.0",
+        error: {
+          code: -32000,
+          message: "Method not allowed: this server is stateless; POST JSON-RPC to /mcp",
+        },
+        id: null,
+      });
+  app.get("/mcp", notAllowed);
+  app.delete("/mcp", notAllowed);
+
+  // Admin API (§7 import, bind, publish), used by `baton publish`. Operators only.
+  async function admin<T>(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    make: (who: Identity) => { subject: string; type: string; payload: unknown },
+  ) {
+    const auth = await authenticate(request, reply);
+    if (!auth) return reply;
+    if (!auth.identity.operator) {
+      return reply.code(403).send({
+        ok: false,
+        error: { code: "forbidden", message: "the admin API needs a token with the operator role" },
+      });
+    }
+    const { subject, type, payload } = make(auth.identity);
+    const deadline = Date.now() + settings.callTimeoutMs;
+    try {
+      const result = (await requestWithRetry(
+        bus,
+        subject,
+        envelope(type, auth.identity, payload, deadline),
+        deadline,
+      )) as ToolResult<T>;
+      return reply.code(result.ok ? 200 : (STATUS[result.error.code] ?? 400)).send(result);
+    } catch (error) {
+      log.warn({ err: String(error) }, "admin call failed");
+      return reply.code(503).send({
+        ok: false,
+        error: { code: "retry", message: "the server could not complete this call now; retry" },
+      });
+    }
+  }
+  const jsonBody = (request: FastifyRequest) =>
+    ((request.body as { value?: unknown } | undefined)?.value ?? {}) as Record<string, unknown>;
+
+  app.post("/api/processes", (request, reply) =>
+    admin(request, reply, () => {
+      const body = jsonBody(request);
+      const payload: RegistryCall = {
+        op: "import",
+        folderName: typeof body.folderName === "string" ? body.folderName : null,
+        source: typeof body.source === "string" ? body.source : "",
+      };
+      return { subject: SUBJECTS.registry, type: "registry.import", payload };
+    }),
+  );
+  app.get("/api/drafts/:id", (request, reply) =>
+    admin(request, reply, () => ({
+      subject: SUBJECTS.registry,
+      type: "registry.get_draft",
+      payload: { op: "get_draft", draftId: (request.params as { id: string }).id } satisfies RegistryCall,
+    })),
+  );
+  app.put("/api/drafts/:id/bindings", (request, reply) =>
+    admin(request, reply, () => {
+      const body = jsonBody(request);
+      const bindings = (body.bindings && typeof body.bindings === "object" ? body.bindings : {}) as Record<
+        string,
+        string
+      >;
+      return {
+        subject: SUBJECTS.registry,
+        type: "registry.bind",
+        payload: {
+          op: "bind",
+          draftId: (request.params as { id: string }).id,
+          bindings,
+        } satisfies RegistryCall,
+      };
+    }),
+  );
+  app.post("/api/drafts/:id/publish", (request, reply) =>
+    admin(request, reply, () => ({
+      subject: SUBJECTS.registry,
+      type: "registry.publish",
+      payload: { op: "publish", draftId: (request.params as { id: string }).id } satisfies RegistryCall,
+    })),
+  );
+  app.post("/api/clock/advance", async (request, reply) => {
+    if (!settings.manualClock) {
+      const auth = await authenticate(request, reply);
+      if (!auth) return reply;
+      return reply.code(409).send({
+        ok: false,
+        error: {
+          code: "conflict",
+          message: "the clock is real time; start the server with --clock manual to move it",
+        },
+      });
+    }
+    return admin(request, reply, () => {
+      const body = jsonBody(request);
+      const payload: SchedulerCall = {
+        op: "advance",
+        ms: typeof body.ms === "number" ? body.ms : Number.NaN,
+      };
+      return { subject: SUBJECTS.scheduler, type: "scheduler.advance", payload };
+    });
+  });
+
+  // Short-lived, signed file downloads (§5 `url`).
+  app.get("/files/:id", async (request, reply) => {
+    const { id } = request.params as { id: string };
+    const q = request.query as { org?: string; exp?: string; sig?: string };
+    if (!q.org || !q.exp || !q.sig || !fileUrls.check(q.org, id, Number(q.exp), q.sig, clock.now())) {
+      return reply
+        .code(403)
+        .send({ error: "this file link is not valid or has expired; read the run again for a fresh url" });
+    }
+    const who: Identity = { org: q.org, kind: "agent", id: "file-download", groups: [], operator: false };
+    const deadline = Date.now() + settings.callTimeoutMs;
+    const meta = (await requestWithRetry(
+      bus,
+      SUBJECTS.evidence,
+      envelope("evidence.get", who, { op: "get", id } satisfies EvidenceCall, deadline),
+      deadline,
+    )) as { sha256: string; contentType: string; fileName: string } | null;
+    const bytes = meta ? await blobs.get(blobKey(q.org, meta.sha256)) : null;
+    if (!meta || !bytes) return reply.code(404).send({ error: "no such file" });
+    return reply
+      .header("Content-Type", meta.contentType)
+      .header("Content-Disposition", `attachment; filename="${meta.fileName.replace(/["\\\r\n]/g, "_")}"`)
+      .header("Cache-Control", "private, no-store")
+      .send(bytes);
+  });
+
+  app.addHook("onClose", async () => {
+    await mcp.close();
+  });
+  return app;
+}

@@ -1,0 +1,6 @@
+export { GatewayConfigSchema } from "./config.ts";
+export { createGateway, type GatewayOptions } from "./gateway.ts";
+export { createHttpServer, type HttpDeps, type HttpSettings, parseBody } from "./http.ts";
+export { main } from "./main.ts";
+export { type CallContext, McpEndpoint, type ToolHandler } from "./mcp.ts";
+export { createToolRouter, type ToolDeps, type ToolSettings } from "./tools.ts";

@@ -1,0 +1,158 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Identity, ToolResult } from "@baton/protocol";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  isJSONRPCErrorResponse,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+  ListToolsRequestSchema,
+  McpError,
+  type MessageExtraInfo,
+  type RequestId,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+
+/** What the MCP layer asks of the tool router. */
+export interface ToolHandler {
+  /** The tools to list, with their argument schemas (built once). */
+  tools: Tool[];
+  /** Calls a listed tool; returns the protocol result, never throws a protocol error. */
+  call(name: string, args: unknown, who: Identity, context: CallContext): Promise<ToolResult<unknown>>;
+  has(name: string): boolean;
+}
+
+/** Per-HTTP-request facts the tool call needs. */
+export interface CallContext {
+  /** JSON paths (under `params.arguments`) of numbers the request held that JSON cannot hold exactly. */
+  inexact: { path: string; source: string; problem: string }[];
+}
+
+/** Auth info attached to the raw request, as the SDK forwards it to handlers in `extra.authInfo`. */
+interface AuthExtra {
+  identity: Identity;
+  context: CallContext;
+}
+
+/**
+ * The MCP server, built once at start (ARCHITECTURE rule 8): one SDK `Server` with its handlers and
+ * tool list, connected to one {@link SharedTransport}. Each HTTP request gets the SDK's stateless
+ * Streamable HTTP transport (which handles the wire: headers, JSON responses, protocol version), and
+ * its JSON-RPC requests are fed to the shared server under a unique id, so concurrent clients never
+ * collide while the server itself is not rebuilt per request.
+ */
+export class McpEndpoint {
+  private readonly server: Server;
+  private readonly shared = new SharedTransport();
+
+  constructor(handler: ToolHandler, info: { name: string; version: string }) {
+    this.server = new Server(info, {
+      capabilities: { tools: { listChanged: false } },
+      instructions:
+        "Agent Process server (core-2). Call describe once, then get_work → claim → submit. Every result is { ok, data | error }.",
+    });
+    const listed = { tools: handler.tools };
+    this.server.setRequestHandler(ListToolsRequestSchema, async () => listed);
+    this.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      const name = request.params.name;
+      if (!handler.has(name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+      const auth = extra.authInfo?.extra as AuthExtra | undefined;
+      if (!auth) throw new McpError(ErrorCode.InternalError, "request reached the tool without an identity");
+      const result = await handler.call(name, request.params.arguments ?? {}, auth.identity, auth.context);
+      return {
+        content: [{ type: "text", text: JSON.stringify(result) }],
+        structuredContent: result as unknown as Record<string, unknown>,
+        isError: !result.ok,
+      };
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.server.connect(this.shared);
+  }
+
+  /** Handles one HTTP request to `/mcp` for an authenticated caller. */
+  async handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    token: string,
+    identity: Identity,
+    context: CallContext,
+  ): Promise<void> {
+    const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
+    this.shared.attach(transport);
+    (req as IncomingMessage & { auth?: unknown }).auth = {
+      token,
+      clientId: identity.id,
+      scopes: [],
+      extra: { identity, context } satisfies AuthExtra,
+    };
+    try {
+      await transport.handleRequest(req, res, body);
+    } finally {
+      this.shared.detach(transport);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.server.close();
+  }
+}
+
+/**
+ * The one transport the shared server is connected to. It renames each incoming request id to a
+ * unique one and routes the response back to the HTTP request it came from, with its own id.
+ */
+class SharedTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
+  private readonly pending = new Map<
+    string,
+    { transport: StreamableHTTPServerTransport; original: RequestId }
+  >();
+  private seq = 0;
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.onclose?.();
+  }
+
+  async send(message: JSONRPCMessage, options?: { relatedRequestId?: RequestId }): Promise<void> {
+    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
+      const key = String(message.id);
+      const route = this.pending.get(key);
+      if (!route) return;
+      this.pending.delete(key);
+      await route.transport.send({ ...message, id: route.original } as JSONRPCMessage);
+      return;
+    }
+    const related = options?.relatedRequestId;
+    if (related !== undefined) {
+      const route = this.pending.get(String(related));
+      if (route) await route.transport.send(message, { relatedRequestId: route.original });
+    }
+  }
+
+  attach(transport: StreamableHTTPServerTransport): void {
+    transport.onmessage = (message, extra) => {
+      if (isJSONRPCRequest(message)) {
+        const id = `m${++this.seq}`;
+        this.pending.set(id, { transport, original: message.id });
+        this.onmessage?.({ ...message, id }, extra);
+        return;
+      }
+      this.onmessage?.(message, extra);
+    };
+  }
+
+  detach(transport: StreamableHTTPServerTransport): void {
+    for (const [id, route] of this.pending) if (route.transport === transport) this.pending.delete(id);
+  }
+}

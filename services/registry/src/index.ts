@@ -1,0 +1,2 @@
+export { createRegistry, type DraftView, type Published, type RegistryDeps } from "./app.ts";
+export { main } from "./main.ts";

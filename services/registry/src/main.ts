@@ -1,0 +1,26 @@
+import { NatsBus, parseEnv, systemClock, untilSignal } from "@baton/bus";
+import { connectPostgres } from "@baton/db";
+import { OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
+import pino from "pino";
+import { createRegistry } from "./app.ts";
+import { RegistryConfigSchema } from "./config.ts";
+
+/** `baton serve registry`: one registry replica over NATS and PostgreSQL. */
+export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const config = parseEnv(RegistryConfigSchema, env, "registry");
+  const log = pino({ name: "registry", level: config.BATON_LOG_LEVEL });
+  const database = await connectPostgres(config.DATABASE_URL);
+  const bus = await NatsBus.connect(config.NATS_URL, "baton-registry", config.BATON_NAMESPACE);
+  const registry = createRegistry({
+    db: database.db,
+    bus,
+    clock: systemClock,
+    log,
+    offers: { tools: OFFERED_TOOLS, profiles: OFFERED_PROFILES },
+  });
+  await registry.start();
+  await untilSignal();
+  await registry.stop();
+  await bus.close();
+  await database.close();
+}

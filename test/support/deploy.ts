@@ -1,0 +1,254 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { type PublishOutcome, publishFolder } from "../../services/cli/src/publish.ts";
+import { devToken } from "../../services/cli/src/token.ts";
+import { McpSession } from "./mcp.ts";
+
+/**
+ * Baton started for a test the way an operator starts it: `baton dev` as a child process, or every
+ * service as its own `baton serve` process over this machine's NATS and PostgreSQL. Tests talk to it
+ * only over HTTP (MCP and the admin API).
+ */
+
+export const REPO = fileURLToPath(new URL("../../", import.meta.url));
+const TSX = join(REPO, "node_modules/.bin/tsx");
+const CLI = join(REPO, "services/cli/src/main.ts");
+export const POSTGRES_URL = process.env.BATON_TEST_POSTGRES ?? "postgres://postgres@127.0.0.1:5432/postgres";
+export const NATS_URL = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
+
+/** Who a session acts as. */
+export type As =
+  | { kind: "agent"; id: string }
+  | { kind: "person"; id: string; groups?: string[]; operator?: boolean; org?: string }
+  | { kind: "agent"; id: string; org: string };
+
+/** A running Baton. */
+export interface Deployment {
+  kind: "embedded" | "distributed";
+  /** The MCP endpoint. */
+  url: string;
+  /** Directory with the dev issuer's key (and, embedded, the data). */
+  dataDir: string;
+  token(as: As): Promise<string>;
+  session(as: As): Promise<McpSession>;
+  /** `baton publish` of a folder over the admin API, as an operator of `org`. */
+  publish(folder: string, bindings?: Record<string, string>, org?: string): Promise<PublishOutcome>;
+  /** The tail of the server's log, for failure messages. */
+  logs(): string;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const a = srv.address();
+      const port = typeof a === "object" && a ? a.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function common(
+  kind: Deployment["kind"],
+  url: string,
+  dataDir: string,
+  logFile: string,
+  stop: () => Promise<void>,
+): Deployment {
+  const token = (as: As) => {
+    const org = "org" in as && as.org ? as.org : "default";
+    return devToken(
+      dataDir,
+      as.kind === "agent"
+        ? { sub: as.id, org, kind: "agent", groups: [], roles: [] }
+        : {
+            sub: as.id,
+            org,
+            kind: "person",
+            groups: as.groups ?? [],
+            roles: as.operator ? ["operator"] : [],
+          },
+      url,
+    );
+  };
+  return {
+    kind,
+    url,
+    dataDir,
+    token,
+    async session(as) {
+      return McpSession.connect(url, await token(as), `${as.kind}:${as.id}`);
+    },
+    async publish(folder, bindings = {}, org = "default") {
+      const t = await token({ kind: "person", id: "operator@example.com", operator: true, org });
+      return publishFolder(folder, bindings, url.replace(/\/mcp$/, ""), t);
+    },
+    logs() {
+      try {
+        return readFileSync(logFile, "utf8").split("\n").slice(-60).join("\n");
+      } catch {
+        return "";
+      }
+    },
+    stop,
+  };
+}
+
+function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    let buffer = "";
+    const timer = setTimeout(
+      () => reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms:\n${buffer}`)),
+      timeoutMs,
+    );
+    child.stdout?.on("data", (chunk: Buffer) => {
+      buffer += chunk.toString();
+      const m = pattern.exec(buffer);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m);
+      }
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before printing ${pattern}:\n${buffer}`));
+    });
+  });
+}
+
+function stopChild(child: ChildProcess, timeoutMs = 10_000): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+    }, timeoutMs);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}
+
+/** `baton dev --port 0 --data-dir <tmp>` as a child process, as the README starts it. */
+export async function startEmbedded(
+  options: { clock?: "manual"; dataDir?: string } = {},
+): Promise<Deployment> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "baton-dev-"));
+  const logFile = join(dataDir, "test.log");
+  const log = createWriteStream(logFile, { flags: "a" });
+  const args = [
+    CLI,
+    "dev",
+    "--port",
+    "0",
+    "--data-dir",
+    dataDir,
+    ...(options.clock ? ["--clock", options.clock] : []),
+  ];
+  const child = spawn(TSX, args, {
+    cwd: REPO,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, BATON_LOG_LEVEL: "warn" },
+  });
+  child.stderr?.pipe(log);
+  const m = await waitForLine(child, /MCP endpoint: (\S+)/, 60_000);
+  const url = m[1] as string;
+  return common("embedded", url, dataDir, logFile, async () => {
+    await stopChild(child);
+    log.end();
+    if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+}
+
+/**
+ * Every service as its own `baton serve` process over this machine's NATS and PostgreSQL: a fresh
+ * database and NATS namespace per deployment, so runs never see each other.
+ */
+export async function startDistributed(options: { engines?: number } = {}): Promise<Deployment> {
+  const dataDir = mkdtempSync(join(tmpdir(), "baton-svc-"));
+  const logFile = join(dataDir, "test.log");
+  const log = createWriteStream(logFile, { flags: "a" });
+  const suffix = randomBytes(5).toString("hex");
+  const database = `baton_test_${suffix}`;
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  await admin.query(`create database ${database}`);
+  await admin.end();
+  const port = await freePort();
+  const publicUrl = `http://127.0.0.1:${port}`;
+  const env = {
+    ...process.env,
+    DATABASE_URL: POSTGRES_URL.replace(/\/[^/]*$/, `/${database}`),
+    NATS_URL,
+    BATON_NAMESPACE: `t${suffix}`,
+    BATON_SECRET: randomBytes(32).toString("hex"),
+    BATON_BLOB_DIR: join(dataDir, "files"),
+    BATON_PUBLIC_URL: publicUrl,
+    BATON_HOST: "127.0.0.1",
+    BATON_PORT: String(port),
+    BATON_DEV_ISSUER_FILE: join(dataDir, "dev-issuer.json"),
+    BATON_PARTITIONS: "16",
+    BATON_LOG_LEVEL: "warn",
+  };
+  const children: ChildProcess[] = [];
+  const serve = (service: string, extra: Record<string, string> = {}) => {
+    const child = spawn(TSX, [CLI, "serve", service], {
+      cwd: REPO,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...env, ...extra },
+    });
+    child.stdout?.pipe(log, { end: false });
+    child.stderr?.pipe(log, { end: false });
+    children.push(child);
+    return child;
+  };
+  // The first service migrates the database; the others wait on the advisory lock.
+  serve("registry");
+  serve("evidence");
+  for (let i = 0; i < (options.engines ?? 1); i++) serve("engine", { BATON_REPLICA_ID: `engine-${i}` });
+  serve("gateway");
+  const url = `${publicUrl}/mcp`;
+  const deployment = common("distributed", url, dataDir, logFile, async () => {
+    await Promise.all(children.map((c) => stopChild(c)));
+    log.end();
+    const a = new pg.Client({ connectionString: POSTGRES_URL });
+    await a.connect();
+    await a.query(`drop database if exists ${database} with (force)`);
+    await a.end();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  // Ready when the gateway answers and the engine serves reads (it serves writes first).
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      const session = await deployment.session({ kind: "agent", id: "readiness" });
+      const work = await session.call("get_work", {});
+      const processes = await session.call("list_processes", {});
+      await session.close();
+      if (work.ok && processes.ok) break;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) {
+      await deployment.stop();
+      throw new Error(`services did not become ready:\n${deployment.logs()}`);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  return deployment;
+}
+
+/** The deployments every end-to-end suite runs against (issue #2: "the same suite passes twice"). */
+export const DEPLOYMENTS = [
+  ["embedded (baton dev)", () => startEmbedded()],
+  ["distributed (baton serve over NATS and PostgreSQL)", () => startDistributed()],
+] as const;

@@ -1,0 +1,75 @@
+import { randomUUID } from "node:crypto";
+import type { ToolName, ToolResult } from "@baton/protocol";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { schemaProblems } from "./schemas.ts";
+
+/** A result whose `data` the test reads freely. */
+// biome-ignore lint/suspicious/noExplicitAny: tests read response shapes dynamically
+export type Result = ToolResult<any>;
+
+/**
+ * A real MCP SDK client over Streamable HTTP with a bearer token. Every response is validated against
+ * the official JSON Schemas; a response that does not validate fails the test at once.
+ */
+export class McpSession {
+  private constructor(
+    private readonly client: Client,
+    readonly label: string,
+  ) {}
+
+  static async connect(url: string, token: string, label: string): Promise<McpSession> {
+    const client = new Client({ name: `baton-test-${label}`, version: "1.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      }),
+    );
+    return new McpSession(client, label);
+  }
+
+  /** The MCP tool list. */
+  async tools() {
+    return (await this.client.listTools()).tools;
+  }
+
+  /** Calls a tool and returns `{ ok, data | error }` from `structuredContent`, schema-checked. */
+  async call(tool: ToolName, args: Record<string, unknown> = {}): Promise<Result> {
+    const response = await this.client.callTool({ name: tool, arguments: args });
+    const structured = response.structuredContent as Result | undefined;
+    if (!structured) throw new Error(`${tool}: no structuredContent`);
+    const text = (response.content as { type: string; text: string }[])[0]?.text;
+    if (text === undefined || JSON.stringify(JSON.parse(text)) !== JSON.stringify(structured)) {
+      throw new Error(`${tool}: the JSON text content differs from structuredContent`);
+    }
+    if (response.isError !== !structured.ok)
+      throw new Error(`${tool}: isError ${response.isError} but ok ${structured.ok}`);
+    const problems = schemaProblems(tool, structured);
+    if (problems.length > 0) {
+      throw new Error(
+        `${tool} response breaks the official schema:\n  ${problems.join("\n  ")}\n${JSON.stringify(structured).slice(0, 2000)}`,
+      );
+    }
+    return structured;
+  }
+
+  /** Calls a write tool with a fresh `requestId` (unless one is given). */
+  async write(tool: ToolName, args: Record<string, unknown>): Promise<Result> {
+    return this.call(tool, { requestId: randomUUID(), ...args });
+  }
+
+  /** `call`, expecting `ok: true`; returns `data`. */
+  // biome-ignore lint/suspicious/noExplicitAny: tests read response shapes dynamically
+  async ok(tool: ToolName, args: Record<string, unknown> = {}): Promise<any> {
+    const result =
+      tool === "describe" || tool.startsWith("get_") || tool.startsWith("list_")
+        ? await this.call(tool, args)
+        : await this.write(tool, args);
+    if (!result.ok) throw new Error(`${this.label} ${tool} failed: ${JSON.stringify(result.error)}`);
+    return result.data;
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}

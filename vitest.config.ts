@@ -1,0 +1,36 @@
+import { defineConfig } from "vitest/config";
+
+/**
+ * One vitest run over the whole tree, in two projects:
+ * - `unit`: `*.test.ts` next to the code, no I/O, run in parallel.
+ * - `integration`: `test/**` suites that talk to real PostgreSQL, NATS, Redis and Baton over MCP.
+ *   They start servers and share machine services, so their files run one at a time.
+ */
+export default defineConfig({
+  test: {
+    reporters: ["default", "./test/support/summary-reporter.ts"],
+    projects: [
+      {
+        test: {
+          name: "unit",
+          include: ["libs/*/src/**/*.test.ts", "services/*/src/**/*.test.ts", "test/unit/**/*.test.ts"],
+        },
+      },
+      {
+        test: {
+          name: "integration",
+          include: [
+            "test/e2e/**/*.test.ts",
+            "test/conformance/**/*.test.ts",
+            "test/integration/**/*.test.ts",
+            "libs/*/test/**/*.test.ts",
+            "services/*/test/**/*.test.ts",
+          ],
+          fileParallelism: false,
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});

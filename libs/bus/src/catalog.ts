@@ -46,9 +46,18 @@ export type EngineWriteTool =
   | "send_event";
 
 /** A write to one run. `runId` routes it; `claimId` is the verified content of a claim token. */
-export type EngineWrite = {
-  [T in EngineWriteTool]: { tool: T; args: ToolArgs[T]; runId: string; claimId?: string };
-}[EngineWriteTool];
+export type EngineWrite =
+  | {
+      [T in EngineWriteTool]: { tool: T; args: ToolArgs[T]; runId: string; claimId?: string };
+    }[EngineWriteTool]
+  /** The scheduler asks the owner to apply the run's due timers (issue #5); no identity, no requestId. */
+  | { tool: "tick"; runId: string };
+
+/** The reply to a `tick`: how many transitions were committed (0 when nothing was due). */
+export interface TickResult {
+  committed: boolean;
+  rev: number | null;
+}
 
 /** A read any engine replica serves from PostgreSQL. */
 export type EngineRead = {

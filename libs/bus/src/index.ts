@@ -20,6 +20,7 @@ export {
   requestWithRetry,
   type SchedulerCall,
   SUBJECTS,
+  type TickResult,
 } from "./catalog.ts";
 export { type Clock, type Logger, ManualClock, silentLogger, systemClock } from "./clock.ts";
 export { InProcessBus, subjectPattern } from "./in-process.ts";

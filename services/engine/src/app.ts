@@ -12,6 +12,7 @@ import {
   RetryableError,
   SUBJECTS,
   type Subscription,
+  type TickResult,
 } from "@baton/bus";
 import type { Db } from "@baton/db";
 import {
@@ -72,7 +73,7 @@ export interface EngineService {
   start(): Promise<void>;
   stop(): Promise<void>;
   /** Handles one write to a run (exposed for in-process tests). */
-  write(env: Envelope<EngineWrite>): Promise<ToolResult<unknown>>;
+  write(env: Envelope<EngineWrite>): Promise<ToolResult<unknown> | TickResult>;
   read(env: Envelope<EngineRead>): Promise<ToolResult<unknown>>;
 }
 
@@ -213,7 +214,8 @@ export function createEngine(deps: EngineDeps): EngineService {
           ...(p.args.data !== undefined ? { data: p.args.data } : {}),
         };
       case "start_run":
-        throw new Error("start_run is not a run command");
+      case "tick":
+        throw new Error(`${p.tool} is not a run command`);
       default: {
         const unreachable: never = p;
         throw new Error(`unknown tool ${JSON.stringify(unreachable)}`);
@@ -278,7 +280,11 @@ export function createEngine(deps: EngineDeps): EngineService {
     return result ?? fail(outcome.error as ProtocolError);
   }
 
-  async function runCommand(who: Identity, p: Exclude<EngineWrite, { tool: "start_run" }>, deadline: number) {
+  async function runCommand(
+    who: Identity,
+    p: Exclude<EngineWrite, { tool: "start_run" | "tick" }>,
+    deadline: number,
+  ) {
     const args = p.args as unknown as Record<string, unknown>;
     const requestId = p.args.requestId;
     const fp = fingerprint(p.tool, args, who);
@@ -367,10 +373,52 @@ export function createEngine(deps: EngineDeps): EngineService {
     return committed;
   }
 
-  async function write(env: Envelope<EngineWrite>): Promise<ToolResult<unknown>> {
+  /**
+   * Applies a run's due timers (lease expiry, waits, time-outs, `due`) as an ordinary transition
+   * (issue #5). Idempotent: a second tick for the same timer finds nothing due and commits nothing,
+   * so a timer delivered twice still changes the run once.
+   */
+  async function tick(runId: string): Promise<TickResult> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const run = await loadRun(runId);
+      if (!run) return { committed: false, rev: null };
+      const def = await version(run.org, run.process, run.version);
+      const outcome = apply(
+        run,
+        { type: "tick" },
+        { actor: { kind: "server" }, now: clock.now(), def, config: settings },
+      );
+      if (!outcome.changed) return { committed: false, rev: run.rev };
+      const after: Run = { ...outcome.run, rev: run.rev + 1 };
+      try {
+        await store.commit({
+          before: run,
+          after,
+          def,
+          journal: { actor: "server", actorKind: "server", command: "tick", requestId: null, detail: {} },
+          idempotency: null,
+          events: outcome.events,
+          partitions: settings.partitions,
+        });
+      } catch (error) {
+        if (error instanceof FenceLost) {
+          cache.delete(runId);
+          continue;
+        }
+        throw error;
+      }
+      remember(after);
+      relay.kick();
+      return { committed: true, rev: after.rev };
+    }
+    throw new RetryableError(`run ${runId} changed under this replica twice; retry`);
+  }
+
+  async function write(env: Envelope<EngineWrite>): Promise<ToolResult<unknown> | TickResult> {
+    const p = env.payload;
+    if (p.tool === "tick") return mutex.run(p.runId, () => tick(p.runId));
     const who = env.identity;
     if (!who) throw new Error("engine writes carry the caller's identity");
-    const p = env.payload;
     return mutex.run(p.runId, () =>
       p.tool === "start_run" ? start(who, p) : runCommand(who, p, env.deadline),
     );

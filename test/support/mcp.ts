@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { ToolName, ToolResult } from "@baton/protocol";
+import { NEW_REQUEST_ID, type ToolName, type ToolResult } from "@baton/protocol";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { schemaProblems } from "./schemas.ts";
@@ -53,9 +53,15 @@ export class McpSession {
     return structured;
   }
 
-  /** Calls a write tool with a fresh `requestId` (unless one is given). */
+  /**
+   * Calls a write tool with a fresh `requestId` (unless one is given). The placeholder `<new UUID>`
+   * that the exact calls in work items and `get_work` items carry is replaced with a fresh one, as
+   * tools.md tells a client to do, so spreading `decide.arguments` or `claim.arguments` just works.
+   */
   async write(tool: ToolName, args: Record<string, unknown>): Promise<Result> {
-    return this.call(tool, { requestId: randomUUID(), ...args });
+    const requestId =
+      args.requestId === undefined || args.requestId === NEW_REQUEST_ID ? randomUUID() : args.requestId;
+    return this.call(tool, { ...args, requestId });
   }
 
   /** `call`, expecting `ok: true`; returns `data`. */

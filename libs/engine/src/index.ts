@@ -27,6 +27,7 @@ export { iso } from "./transitions.ts";
 export {
   agentWorkItem,
   claimedStep,
+  claimResult,
   handoffOf,
   indexRows,
   type ReadyStepRow,

@@ -22,6 +22,7 @@ import { jsonBytes, snapshotOf } from "./snapshot.ts";
 import { applyDueTimers } from "./timers.ts";
 import {
   complete,
+  dataBytesWith,
   decideWorkItem,
   emptyRuntime,
   endRun,
@@ -65,32 +66,29 @@ function isEnded(run: Run): boolean {
 export function startRun(cmd: StartCommand, ctx: CommandContext): Outcome | { error: ProtocolError } {
   const { def, actor, now, config } = ctx;
   if (actor.kind === "server") throw new Error("the server does not start runs");
+  // Every issue at once (§6 rule 3): inputs, the initiator rule and the cap are independent checks.
   const issues = checkValues(def.process.inputs, cmd.inputs, "inputs");
-  if (issues.length > 0) {
-    return { error: protocolError("invalid", `inputs do not match ${def.name} v${def.version}`, issues) };
-  }
-  const size = jsonBytes(cmd.inputs);
-  if (size > config.runDataBytes) {
-    return {
-      error: protocolError("invalid", "inputs are larger than the server accepts", [
-        `inputs: ${size} bytes, over limits.runDataBytes (${config.runDataBytes})`,
-      ]),
-    };
-  }
+  const reasons: string[] = [];
+  if (issues.length > 0) reasons.push(`inputs do not match ${def.name} v${def.version}`);
   if (actor.kind === "agent") {
     const initiatorSteps = def.process.steps.filter(
       (s) => (s.kind === "task" || s.kind === "approve") && s.person === "initiator",
     );
     if (initiatorSteps.length > 0) {
-      return {
-        error: protocolError(
-          "invalid",
-          `${def.name} assigns ${initiatorSteps.map((s) => s.id).join(", ")} to initiator; a run started by an agent has no initiator, so a person must start it`,
-          initiatorSteps.map((s) => `steps.${s.id}.person: initiator needs a person to start the run`),
-        ),
-      };
+      reasons.push(
+        `${def.name} assigns ${initiatorSteps.map((s) => s.id).join(", ")} to initiator; a run started by an agent has no initiator, so a person must start it`,
+      );
+      issues.push(
+        ...initiatorSteps.map((s) => `steps.${s.id}.person: initiator needs a person to start the run`),
+      );
     }
   }
+  const size = jsonBytes({ inputs: cmd.inputs, steps: {} });
+  if (size > config.runDataBytes) {
+    reasons.push("the inputs are larger than this server accepts");
+    issues.push(`inputs: run data would be ${size} bytes, over limits.runDataBytes (${config.runDataBytes})`);
+  }
+  if (issues.length > 0) return { error: protocolError("invalid", `${reasons.join("; ")}.`, issues) };
   const data = { inputs: cmd.inputs, steps: {} };
   const run: Run = {
     id: cmd.runId,
@@ -136,7 +134,10 @@ export function apply(run: Run, command: Command, ctx: CommandContext): Outcome 
   const timed = applyDueTimers(tx, ctx.now) > 0;
   const result = dispatch(tx, command);
   const changed = timed || result.changed;
-  if (changed) finish(tx, ctx.now);
+  // `updatedAt` moves with what a reader can see changed: a timer at its own time (set as it fires),
+  // an accepted command at `now`. A refusal changes nothing a reader sees ("nothing changed"), even
+  // when it records `handoff.issues` for the next attempt.
+  if (changed) finish(tx, result.changed && !result.error ? ctx.now : null);
   return {
     run: tx.run,
     changed,
@@ -290,25 +291,23 @@ function completeWork(
     summaryRequired,
   );
   const notAccepted = (issues: string[]) => {
+    // §3.3: the next attempt reads the issues of the last refused submission in `handoff.issues`.
     const r = rt(tx, step.id);
-    r.handoff = { ...(r.handoff ?? {}), issues };
+    const same = JSON.stringify(r.handoff?.issues ?? null) === JSON.stringify(issues);
+    if (!same) r.handoff = { ...(r.handoff ?? {}), issues };
     return refuse(
       protocolError(
         "not_accepted",
         `the submission for ${step.id} was not accepted; nothing changed`,
         issues,
       ),
-      true,
+      !same,
     );
   };
   if (!verdict.ok) return notAccepted(verdict.issues);
   const at = ctx.now;
   const completion = { ...verdict.accepted.completion, by, at: iso(at) };
-  const current = tx.run.data.steps[step.id];
-  const size = jsonBytes({
-    ...tx.run.data,
-    steps: { ...tx.run.data.steps, [step.id]: { ...completion, history: current?.history ?? [] } },
-  });
+  const size = dataBytesWith(tx, step.id, completion);
   if (size > ctx.config.runDataBytes) {
     return notAccepted([
       `run data: ${size} bytes with this submission, over limits.runDataBytes (${ctx.config.runDataBytes})`,
@@ -480,8 +479,12 @@ function cancel(tx: Tx, reason: string): Step {
 const EVENT_NAME = /^[a-z][a-z0-9_-]{0,63}$/;
 
 /**
- * tools.md send_event / §3.6: run_ended → forbidden (agents and operators only) → the event satisfies
- * the earliest-reached waiting `wait_for` of that name, else it is held (oldest first).
+ * tools.md send_event / §3.6: run_ended → forbidden (agents and operators only) → the name pattern →
+ * the cap → the event satisfies the earliest-reached waiting `wait_for` of that name, else it is held
+ * (oldest first). The cap (§6 rule 3, implementing.md Step 2) bounds what the run keeps: a consumed
+ * event's data becomes run data, so the run data after recording it must fit; a held event waits in
+ * the run, so the run data plus every held event's data must fit. Over the cap → `invalid`, as for
+ * inputs at start: the event is refused whole and nothing changes.
  */
 function sendEvent(tx: Tx, name: string, data: Record<string, unknown> | undefined): Step {
   const { run, ctx } = tx;
@@ -498,19 +501,21 @@ function sendEvent(tx: Tx, name: string, data: Record<string, unknown> | undefin
     );
   }
   const payload = data ?? {};
-  const size = jsonBytes(payload);
-  if (size > ctx.config.runDataBytes) {
-    return refuse(
-      protocolError("invalid", "event data is larger than the server holds", [
-        `data: ${size} bytes, over limits.runDataBytes (${ctx.config.runDataBytes})`,
+  const at = ctx.now;
+  const cap = ctx.config.runDataBytes;
+  const tooLarge = (size: number, what: string) =>
+    refuse(
+      protocolError("invalid", "the event data is larger than this run can keep", [
+        `data: ${what} would be ${size} bytes, over limits.runDataBytes (${cap})`,
       ]),
     );
-  }
-  const at = ctx.now;
   const waiting = ctx.def.process.steps
     .filter((s) => s.kind === "wait_for" && s.event === name && run.steps[s.id]?.state === "waiting")
     .sort((a, b) => (run.steps[a.id]?.enteredSeq ?? 0) - (run.steps[b.id]?.enteredSeq ?? 0))[0];
   if (waiting) {
+    const completion = { output: payload, by: actor.id, at: iso(at) };
+    const size = dataBytesWith(tx, waiting.id, completion);
+    if (size > cap) return tooLarge(size, "the run data with this event");
     const event: DomainEvent = {
       type: "event.consumed",
       runId: run.id,
@@ -521,9 +526,12 @@ function sendEvent(tx: Tx, name: string, data: Record<string, unknown> | undefin
       detail: { name },
     };
     tx.events.push(event);
-    complete(tx, waiting.id, { output: payload, by: actor.id, at: iso(at) }, at);
+    complete(tx, waiting.id, completion, at);
     return done({ kind: "send_event", consumedBy: waiting.id });
   }
+  const held =
+    jsonBytes(run.data) + [...run.heldEvents, { data: payload }].reduce((n, e) => n + jsonBytes(e.data), 0);
+  if (held > cap) return tooLarge(held, "the run data and held events with this event");
   run.heldEvents.push({ name, data: payload, by: actor.id, at });
   tx.events.push({ type: "event.held", runId: run.id, org: run.org, mode: run.mode, at, detail: { name } });
   return done({ kind: "send_event", consumedBy: null });

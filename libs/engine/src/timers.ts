@@ -55,6 +55,9 @@ export function applyDueTimers(tx: Tx, now: number): number {
 function fire(tx: Tx, timer: Timer): void {
   const r = tx.run.steps[timer.stepId];
   if (!r) return;
+  // The run changed at the timer's time, not at whenever the shell applied it (a read at 10:05 of a
+  // lease that ended at 10:00 shows the same run as the scheduler's commit at 10:00).
+  tx.run.updatedAt = Math.max(tx.run.updatedAt, timer.at);
   switch (timer.kind) {
     case "lease": {
       // §3.3: when a lease ends the step is claimable immediately; the last progress note goes to the

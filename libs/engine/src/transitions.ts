@@ -11,7 +11,7 @@ import {
 import type { AssignedTo, Completion, Ended, StepData } from "@baton/protocol";
 import type { CommandContext, DomainEvent } from "./commands.ts";
 import type { Run, StepRuntime, WorkItemState } from "./run.ts";
-import { snapshotOf } from "./snapshot.ts";
+import { jsonBytes, snapshotOf } from "./snapshot.ts";
 
 /**
  * The automatic transitions of §3: what happens when a step is reached, completes, is rejected into
@@ -122,19 +122,34 @@ function rewindData(tx: Tx, stepId: string): void {
   tx.dataChanged = true;
 }
 
-/** Removes the open work item of a step, if any. */
+/**
+ * Removes the open work item of a step, if any. A removed item is no longer open, so a decision on it
+ * is `already_decided`, not `not_found` ("when it never existed on this run", tools.md decide).
+ */
 function closeWorkItem(tx: Tx, stepId: string): WorkItemState | null {
   const i = tx.run.workItems.findIndex((w) => w.stepId === stepId);
   if (i < 0) return null;
   const [item] = tx.run.workItems.splice(i, 1);
+  if (item && !tx.run.decidedItems.includes(item.id)) tx.run.decidedItems.push(item.id);
   return item ?? null;
+}
+
+/**
+ * The size in bytes of the run data once `completion` is recorded on `stepId` (its current fields
+ * moving to `history` first), as {@link record} would leave it: the measure of the cap (§6 rule 3).
+ */
+export function dataBytesWith(tx: Tx, stepId: string, completion: Completion): number {
+  const d = tx.run.data.steps[stepId];
+  const previous = d ? currentOf(d) : null;
+  const history = d ? (previous ? [...d.history, previous] : d.history) : [];
+  return jsonBytes({ ...tx.run.data, steps: { ...tx.run.data.steps, [stepId]: { ...completion, history } } });
 }
 
 /** Marks a work item decided so a second decision is `already_decided` (§3.4). */
 export function decideWorkItem(tx: Tx, itemId: string): void {
   const i = tx.run.workItems.findIndex((w) => w.id === itemId);
   if (i >= 0) tx.run.workItems.splice(i, 1);
-  tx.run.decidedItems.push(itemId);
+  if (!tx.run.decidedItems.includes(itemId)) tx.run.decidedItems.push(itemId);
 }
 
 function openWorkItem(
@@ -334,10 +349,14 @@ export function timeOut(tx: Tx, stepId: string, at: number): void {
  */
 export function rework(tx: Tx, approvalId: string, targetId: string, at: number): void {
   const target = rt(tx, targetId);
-  const from = target.enteredSeq ?? 0;
-  for (const [id, r] of Object.entries(tx.run.steps)) {
-    if (id === targetId || id === approvalId) continue;
-    if (r.enteredSeq === null || r.enteredSeq <= from) continue;
+  // A target this run never reached (a route not taken, say diagnose → confirm rejecting into
+  // tier1_handoff) has no completion for anything to come "after": nothing is rewound.
+  const from = target.enteredSeq;
+  const later = Object.entries(tx.run.steps).filter(
+    ([id, r]) =>
+      from !== null && id !== targetId && id !== approvalId && r.enteredSeq !== null && r.enteredSeq > from,
+  );
+  for (const [id] of later) {
     closeWorkItem(tx, id);
     rewindData(tx, id);
     tx.run.steps[id] = emptyRuntime();
@@ -395,10 +414,13 @@ export function settle(tx: Tx, _at: number): void {
   tx.run.state = busy ? "active" : "waiting";
 }
 
-/** Finishes a command's application: snapshot and `updatedAt`. */
-export function finish(tx: Tx, at: number): void {
+/**
+ * Finishes a command's application: the snapshot when run data changed, and `updatedAt` = `at`
+ * unless `at` is null (a refusal, or only timers fired: each set `updatedAt` to its own time).
+ */
+export function finish(tx: Tx, at: number | null): void {
   if (tx.dataChanged) tx.run.snapshot = snapshotOf(tx.run.data);
-  tx.run.updatedAt = at;
+  if (at !== null) tx.run.updatedAt = at;
 }
 
 /** RFC 3339 UTC with milliseconds. */

@@ -2,6 +2,7 @@ import type { AgentStep, Route, Step, TaskStep } from "@baton/process";
 import {
   type AgentWorkItem,
   type ClaimedStep,
+  type ClaimResult,
   type Decision,
   type Handoff,
   NEW_REQUEST_ID,
@@ -134,33 +135,64 @@ export function claimedStep(def: PublishedProcess, step: AgentStep | TaskStep): 
   };
 }
 
+/**
+ * The `claim` result (tools.md claim) for a claim the core granted: `token` is minted by the shell
+ * from `(runId, claimId)` (ARCHITECTURE "Claim tokens"); everything else comes from the run as the
+ * claim left it. `mode` says whether this is a test run (§3.3).
+ */
+export function claimResult(
+  run: Run,
+  def: PublishedProcess,
+  claim: { stepId: string; expiresAt: number },
+  token: string,
+): ClaimResult {
+  const step = def.process.steps.find((s) => s.id === claim.stepId);
+  if (step?.kind !== "agent") throw new Error(`claim on ${claim.stepId}, which is not an agent step`);
+  return {
+    token,
+    expiresAt: iso(claim.expiresAt),
+    mode: run.mode,
+    step: claimedStep(def, step),
+    handoff: handoffOf(run, claim.stepId),
+    body: def.process.body,
+    data: run.data,
+  };
+}
+
 /** The handoff of a step (§3.3), `null` on a first attempt. */
 export function handoffOf(run: Run, stepId: string): Handoff | null {
   return run.steps[stepId]?.handoff ?? null;
 }
 
-/** A `get_work` item for an agent (tools.md get_work), for a step that is ready or whose lease ended. */
-export function agentWorkItem(run: Run, stepId: string, now: number): AgentWorkItem {
-  const r = run.steps[stepId];
-  if (!r || r.readySince === null) throw new Error(`step ${stepId} of ${run.id} was never ready`);
-  return {
-    runId: run.id,
-    stepId,
-    process: run.process,
-    version: run.version,
-    mode: run.mode,
-    readySince: iso(r.readySince),
-    due: r.dueAt !== null ? iso(r.dueAt) : null,
-    overdue: r.dueAt !== null && now >= r.dueAt,
-    handoff: r.handoff,
-    claim: { tool: "claim", arguments: { runId: run.id, stepId, requestId: NEW_REQUEST_ID } },
+/**
+ * A `get_work` item for an agent (tools.md get_work) from a row of the ready-steps index, as of
+ * `now`. A row whose lease has ended by `now` is claimable (§3.3: "claimable immediately"); if the
+ * lease end is not committed yet, its progress note is handed over here exactly as the lease timer
+ * will record it (`handoff.progress`), so the item does not depend on when the timer is applied.
+ */
+export function agentWorkItem(row: ReadyStepRow, now: number): AgentWorkItem {
+  const leaseEnded = row.leaseExpiresAt !== null && row.leaseExpiresAt <= now;
+  const handoff =
+    leaseEnded && row.progress !== null ? { ...(row.handoff ?? {}), progress: row.progress } : row.handoff;
+  const item: AgentWorkItem = {
+    runId: row.runId,
+    stepId: row.stepId,
+    process: row.process,
+    version: row.version,
+    mode: row.mode,
+    readySince: iso(row.readySince),
+    due: row.dueAt !== null ? iso(row.dueAt) : null,
+    overdue: row.dueAt !== null && now >= row.dueAt,
+    handoff,
+    claim: { tool: "claim", arguments: { runId: row.runId, stepId: row.stepId, requestId: NEW_REQUEST_ID } },
   };
+  return item;
 }
 
 /**
  * A row of the ready-agent-steps index (ARCHITECTURE rule 5: cross-run reads from PostgreSQL
  * indexes): every agent step that is ready, or claimed with a lease that may end. `get_work` lists a
- * row when `leaseExpiresAt` is null or has passed.
+ * row when `leaseExpiresAt` is null or has passed. Times are epoch ms.
  */
 export interface ReadyStepRow {
   runId: string;
@@ -168,9 +200,12 @@ export interface ReadyStepRow {
   process: string;
   version: number;
   mode: "live" | "test";
+  /** When the current attempt became ready (not reset by a lease end or `returned`). */
   readySince: number;
   dueAt: number | null;
   leaseExpiresAt: number | null;
+  /** The live claim's latest `renew.progress`, handed over if its lease ends. */
+  progress: string | null;
   handoff: Handoff | null;
 }
 
@@ -204,6 +239,7 @@ export function indexRows(run: Run, def: PublishedProcess): { ready: ReadyStepRo
       readySince: r.readySince,
       dueAt: r.dueAt,
       leaseExpiresAt: r.claim?.expiresAt ?? null,
+      progress: r.claim ? r.progress : null,
       handoff: r.handoff,
     });
   }

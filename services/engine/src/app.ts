@@ -19,11 +19,10 @@ import {
   type Actor,
   apply,
   type Command,
-  claimedStep,
+  claimResult,
   type EngineConfig,
   type FileCheck,
   fileRefsOf,
-  handoffOf,
   iso,
   type Outcome,
   type PublishedProcess,
@@ -32,7 +31,6 @@ import {
   runView,
   startRun,
 } from "@baton/engine";
-import type { AgentStep } from "@baton/process";
 import {
   fail,
   type Identity,
@@ -160,18 +158,8 @@ export function createEngine(deps: EngineDeps): EngineService {
     switch (value.kind) {
       case "view":
         return ok(runView(run, def, now));
-      case "claim": {
-        const step = def.process.steps.find((s) => s.id === value.stepId) as AgentStep;
-        return ok({
-          token: tokens.mint(run.id, value.claimId),
-          expiresAt: iso(value.expiresAt),
-          mode: run.mode,
-          step: claimedStep(def, step),
-          handoff: handoffOf(run, value.stepId),
-          body: def.process.body,
-          data: run.data,
-        });
-      }
+      case "claim":
+        return ok(claimResult(run, def, value, tokens.mint(run.id, value.claimId)));
       case "renew":
         return ok({ token: tokens.mint(run.id, value.claimId), expiresAt: iso(value.expiresAt) });
       case "send_event":

@@ -1,12 +1,11 @@
 import { type Db, readySteps, runs, workItems } from "@baton/db";
-import { withSnapshot } from "@baton/engine";
+import { agentWorkItem, withSnapshot } from "@baton/engine";
 import {
   type AgentWorkItem,
   type GetWorkArgs,
   type Handoff,
   type Identity,
   type ListRunsArgs,
-  NEW_REQUEST_ID,
   type Page,
   type PersonWorkItem,
   type ProtocolError,
@@ -72,23 +71,24 @@ export async function agentWork(
     .orderBy(asc(readySteps.readySince), asc(readySteps.runId), asc(readySteps.stepId))
     .limit(limit + 1);
   const page = rows.slice(0, limit);
-  const items = page.map((r): AgentWorkItem => {
-    let handoff = (r.handoff as Handoff | null) ?? null;
-    // A lease that ended since the last commit hands its progress note over now (§3.3).
-    if (r.leaseExpiresAt && r.progress !== null) handoff = { ...(handoff ?? {}), progress: r.progress };
-    return {
-      runId: r.runId,
-      stepId: r.stepId,
-      process: r.process,
-      version: r.version,
-      mode: r.mode as "live" | "test",
-      readySince: r.readySince.toISOString(),
-      due: r.dueAt ? r.dueAt.toISOString() : null,
-      overdue: r.dueAt !== null && now >= r.dueAt.getTime(),
-      handoff,
-      claim: { tool: "claim", arguments: { runId: r.runId, stepId: r.stepId, requestId: NEW_REQUEST_ID } },
-    };
-  });
+  const items = page.map(
+    (r): AgentWorkItem =>
+      agentWorkItem(
+        {
+          runId: r.runId,
+          stepId: r.stepId,
+          process: r.process,
+          version: r.version,
+          mode: r.mode as "live" | "test",
+          readySince: r.readySince.getTime(),
+          dueAt: r.dueAt ? r.dueAt.getTime() : null,
+          leaseExpiresAt: r.leaseExpiresAt ? r.leaseExpiresAt.getTime() : null,
+          progress: r.progress,
+          handoff: (r.handoff as Handoff | null) ?? null,
+        },
+        now,
+      ),
+  );
   const last = page[page.length - 1];
   return {
     items,

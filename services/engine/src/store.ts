@@ -59,7 +59,7 @@ export class FenceLost extends Error {
 
 const at = (ms: number | null) => (ms === null ? null : new Date(ms));
 
-function readyRow(org: string, r: ReadyStepRow, progress: string | null) {
+function readyRow(org: string, r: ReadyStepRow) {
   return {
     runId: r.runId,
     stepId: r.stepId,
@@ -70,7 +70,7 @@ function readyRow(org: string, r: ReadyStepRow, progress: string | null) {
     readySince: new Date(r.readySince),
     dueAt: at(r.dueAt),
     leaseExpiresAt: at(r.leaseExpiresAt),
-    progress,
+    progress: r.progress,
     handoff: r.handoff,
   };
 }
@@ -100,8 +100,7 @@ function derived(run: Run | null, def: PublishedProcess) {
   >();
   if (run) {
     const rows = indexRows(run, def);
-    for (const r of rows.ready)
-      ready.set(r.stepId, readyRow(run.org, r, run.steps[r.stepId]?.progress ?? null));
+    for (const r of rows.ready) ready.set(r.stepId, readyRow(run.org, r));
     for (const r of rows.items) items.set(r.workItemId, itemRow(run.org, r));
     const kindOf = (id: string) => def.process.steps.find((s) => s.id === id)?.kind;
     for (const t of pendingTimers(run, kindOf)) {

@@ -116,6 +116,8 @@ export function createBearerVerifier(options: {
           issuer: options.issuer,
           audience: options.audience,
           algorithms: ["EdDSA", "ES256", "RS256", "PS256"],
+          // An access token without an expiry would be good forever.
+          requiredClaims: ["exp", "sub"],
         });
         const problems: string[] = [];
         if (typeof payload.sub !== "string" || payload.sub === "") problems.push("sub");

@@ -9,9 +9,13 @@ export function parseEnv<S extends z.ZodType>(
   env: NodeJS.ProcessEnv,
   service: string,
 ): z.infer<S> {
-  const parsed = schema.safeParse(env);
+  const parsed = schema.safeParse(env, { reportInput: true });
   if (parsed.success) return parsed.data;
-  const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+  const lines = parsed.error.issues.map((i) => {
+    const missing = i.code === "invalid_type" && i.input === undefined;
+    // Never print a value: an environment holds secrets.
+    return `  ${i.path.join(".") || "environment"}: ${missing ? "required" : i.message.replace(/, received .*/, "")}`;
+  });
   process.stderr.write(`baton serve ${service}: the environment is not usable:\n${lines.join("\n")}\n`);
   process.exit(2);
 }

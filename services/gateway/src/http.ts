@@ -11,10 +11,9 @@ import {
   type SchedulerCall,
   SUBJECTS,
 } from "@baton/bus";
-import { numberProblem } from "@baton/process";
 import type { Identity, ToolResult } from "@baton/protocol";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
-import { isLosslessNumber, parse as parseLossless } from "lossless-json";
+import { argumentProblems, type ParsedBody, parseBody } from "./body.ts";
 import { type CallContext, McpEndpoint, type ToolHandler } from "./mcp.ts";
 
 /** Gateway settings for HTTP. */
@@ -41,39 +40,6 @@ export interface HttpDeps {
   fileUrls: FileUrls;
   tools: ToolHandler;
   settings: HttpSettings;
-}
-
-/** A JSON number the body held that JSON cannot hold exactly. */
-interface Inexact {
-  path: string;
-  source: string;
-  problem: string;
-}
-
-/**
- * Parses a JSON body without losing numbers: every number literal is checked for exactness; the
- * value handed on holds plain numbers, and the inexact ones are reported with their paths, so the
- * tool call is refused as `invalid` instead of silently storing a changed number.
- */
-export function parseBody(text: string): { value: unknown; inexact: Inexact[] } {
-  const inexact: Inexact[] = [];
-  const raw = parseLossless(text);
-  const walk = (v: unknown, path: string): unknown => {
-    if (isLosslessNumber(v)) {
-      const source = v.value;
-      const problem = numberProblem(source, Number(source));
-      if (problem) inexact.push({ path, source, problem });
-      return Number(source);
-    }
-    if (Array.isArray(v)) return v.map((x, i) => walk(x, `${path}[${i}]`));
-    if (v !== null && typeof v === "object") {
-      const out: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(v)) out[k] = walk(x, path ? `${path}.${k}` : k);
-      return out;
-    }
-    return v;
-  };
-  return { value: walk(raw, ""), inexact };
 }
 
 function toIdentity(claims: {
@@ -115,15 +81,32 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
   await mcp.start();
 
   const app = Fastify({ logger: false, bodyLimit: settings.bodyLimit });
-  app.removeContentTypeParser("application/json");
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
-    try {
-      done(null, parseBody(body as string));
-    } catch (error) {
-      const e = error instanceof Error ? error : new Error(String(error));
-      (e as Error & { statusCode?: number }).statusCode = 400;
-      done(e, undefined);
+    done(null, parseBody(body as string));
+  });
+  // Anything fastify refuses before a route runs (no or another content type, a body over the limit)
+  // still answers as JSON-RPC on /mcp and as the protocol's error shape elsewhere, saying what to fix.
+  app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
+    const status =
+      error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    const message =
+      error.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE"
+        ? "send the body as JSON with Content-Type: application/json"
+        : error.code === "FST_ERR_CTP_BODY_TOO_LARGE"
+          ? `the body is larger than ${settings.bodyLimit} bytes; uploads are at most describe.maxUploadBytes before base64`
+          : status === 500
+            ? "internal error"
+            : error.message;
+    if (status === 500) log.error({ err: String(error), url: request.url }, "request failed");
+    if (request.url.startsWith("/mcp")) {
+      return reply
+        .code(status)
+        .send({ jsonrpc: "2.0", id: null, error: { code: status === 500 ? -32603 : -32600, message } });
     }
+    return reply
+      .code(status)
+      .send({ ok: false, error: { code: status === 500 ? "retry" : "invalid", message } });
   });
 
   async function authenticate(
@@ -172,18 +155,22 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
   app.post("/mcp", async (request, reply) => {
     const auth = await authenticate(request, reply);
     if (!auth) return reply;
-    const parsed = (request.body ?? { value: undefined, inexact: [] }) as {
-      value: unknown;
-      inexact: Inexact[];
-    };
-    const prefix = "params.arguments.";
-    const context: CallContext = {
-      inexact: parsed.inexact
-        .filter((n) => n.path.startsWith(prefix))
-        .map((n) => ({ path: n.path.slice(prefix.length), source: n.source, problem: n.problem })),
-    };
+    const body = request.body as ParsedBody | undefined;
+    if (!body || typeof body !== "object" || !("kind" in body)) {
+      return reply.code(415).send({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32600, message: "send the body as JSON with Content-Type: application/json" },
+      });
+    }
+    if (body.kind === "error") {
+      return reply
+        .code(body.status)
+        .send({ jsonrpc: "2.0", id: null, error: { code: body.code, message: body.message } });
+    }
+    const context: CallContext = { problems: argumentProblems(body), badArguments: new Map() };
     reply.hijack();
-    await mcp.handle(request.raw, reply.raw, parsed.value, auth.token, auth.identity, context);
+    await mcp.handle(request.raw, reply.raw, body.value, auth.token, auth.identity, context);
     return reply;
   });
   const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
@@ -209,6 +196,10 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
   ) {
     const auth = await authenticate(request, reply);
     if (!auth) return reply;
+    const body = request.body as ParsedBody | undefined;
+    if (body && typeof body === "object" && "kind" in body && body.kind === "error") {
+      return reply.code(400).send({ ok: false, error: { code: "invalid", message: body.message } });
+    }
     if (!auth.identity.operator) {
       return reply.code(403).send({
         ok: false,
@@ -233,8 +224,11 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
       });
     }
   }
-  const jsonBody = (request: FastifyRequest) =>
-    ((request.body as { value?: unknown } | undefined)?.value ?? {}) as Record<string, unknown>;
+  const jsonBody = (request: FastifyRequest): Record<string, unknown> => {
+    const body = request.body as ParsedBody | undefined;
+    if (body?.kind !== "json" || body.value === null || typeof body.value !== "object") return {};
+    return body.value as Record<string, unknown>;
+  };
 
   app.post("/api/processes", (request, reply) =>
     admin(request, reply, () => {

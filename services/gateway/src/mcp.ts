@@ -28,8 +28,13 @@ export interface ToolHandler {
 
 /** Per-HTTP-request facts the tool call needs. */
 export interface CallContext {
-  /** JSON paths (under `params.arguments`) of numbers the request held that JSON cannot hold exactly. */
-  inexact: { path: string; source: string; problem: string }[];
+  /** Places under `params.arguments` that break a limit (inexact numbers, over-deep nesting). */
+  problems: { path: string; problem: string }[];
+  /**
+   * Calls whose `params.arguments` was not an object, by the server-side request id: the call is
+   * answered `invalid` (tools.md: a call whose arguments break the schema) rather than a JSON-RPC error.
+   */
+  badArguments: Map<string, string>;
 }
 
 /** Auth info attached to the raw request, as the SDK forwards it to handlers in `extra.authInfo`. */
@@ -62,7 +67,17 @@ export class McpEndpoint {
       if (!handler.has(name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
       const auth = extra.authInfo?.extra as AuthExtra | undefined;
       if (!auth) throw new McpError(ErrorCode.InternalError, "request reached the tool without an identity");
-      const result = await handler.call(name, request.params.arguments ?? {}, auth.identity, auth.context);
+      const bad = auth.context.badArguments.get(String(extra.requestId));
+      const result = bad
+        ? ({
+            ok: false,
+            error: {
+              code: "invalid",
+              message: `arguments do not match ${name}; fix every issue listed`,
+              issues: [`arguments: expected object, got ${bad}`],
+            },
+          } as const)
+        : await handler.call(name, request.params.arguments ?? {}, auth.identity, auth.context);
       return {
         content: [{ type: "text", text: JSON.stringify(result) }],
         structuredContent: result as unknown as Record<string, unknown>,
@@ -85,7 +100,7 @@ export class McpEndpoint {
     context: CallContext,
   ): Promise<void> {
     const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
-    this.shared.attach(transport);
+    this.shared.attach(transport, context);
     (req as IncomingMessage & { auth?: unknown }).auth = {
       token,
       clientId: identity.id,
@@ -140,12 +155,35 @@ class SharedTransport implements Transport {
     }
   }
 
-  attach(transport: StreamableHTTPServerTransport): void {
+  attach(transport: StreamableHTTPServerTransport, context: CallContext): void {
     transport.onmessage = (message, extra) => {
       if (isJSONRPCRequest(message)) {
         const id = `m${++this.seq}`;
+        let request: JSONRPCMessage = { ...message, id };
+        if (message.method === "tools/call") {
+          const params = (message.params ?? {}) as Record<string, unknown>;
+          if (typeof params.name !== "string") {
+            void transport.send({
+              jsonrpc: "2.0",
+              id: message.id,
+              error: {
+                code: ErrorCode.InvalidParams,
+                message: "tools/call needs params.name, the tool to call",
+              },
+            });
+            return;
+          }
+          const args = params.arguments;
+          if (args !== undefined && (args === null || typeof args !== "object" || Array.isArray(args))) {
+            context.badArguments.set(
+              id,
+              args === null ? "null" : Array.isArray(args) ? "array" : typeof args,
+            );
+            request = { ...message, id, params: { ...params, arguments: {} } };
+          }
+        }
         this.pending.set(id, { transport, original: message.id });
-        this.onmessage?.({ ...message, id }, extra);
+        this.onmessage?.(request, extra);
         return;
       }
       this.onmessage?.(message, extra);

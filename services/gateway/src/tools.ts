@@ -247,9 +247,7 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
       const tool = name as ToolName;
       const parsed = TOOL_ARGS[tool].safeParse(raw, { reportInput: true });
       const issues = parsed.success ? [] : formatArgIssues(parsed.error.issues);
-      for (const n of context.inexact) {
-        issues.push(`${n.path}: ${n.problem}; send it as a string or as a number JSON holds exactly`);
-      }
+      for (const n of context.problems) issues.push(`${n.path}: ${n.problem}`);
       if (issues.length > 0 || !parsed.success) {
         return fail(
           protocolError("invalid", `arguments do not match ${name}; fix every issue listed`, issues),

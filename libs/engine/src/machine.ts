@@ -120,6 +120,9 @@ export function startRun(cmd: StartCommand, ctx: CommandContext): Outcome | { er
   if (!first) throw new Error(`${def.name} v${def.version} has no steps`);
   enter(tx, first.id, now);
   settle(tx, now);
+  // §4: the write returns only after every automatic transition it triggered, including a timer
+  // that is due the moment it exists (`wait: 0m`, `due: 0m`).
+  applyDueTimers(tx, now);
   finish(tx, now);
   return { run: tx.run, changed: true, value: { kind: "view" }, error: null, events: tx.events };
 }
@@ -133,6 +136,9 @@ export function apply(run: Run, command: Command, ctx: CommandContext): Outcome 
   const tx: Tx = { run: structuredClone(run), ctx, events: [], dataChanged: false };
   const timed = applyDueTimers(tx, ctx.now) > 0;
   const result = dispatch(tx, command);
+  // §4: the write returns only after every automatic transition it triggered, including a timer it
+  // created already due (`wait: 0m`, `due: 0m`). A refusal creates no timer.
+  if (!result.error) applyDueTimers(tx, ctx.now);
   const changed = timed || result.changed;
   // `updatedAt` moves with what a reader can see changed: a timer at its own time (set as it fires),
   // an accepted command at `now`. A refusal changes nothing a reader sees ("nothing changed"), even

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { startRun } from "./machine.ts";
 import { DRAFTING, SUPPLIER, WAITS } from "./test-processes.ts";
-import { agent, CONFIG, DAY, HOUR, MINUTE, operator, person, Sim, T0 } from "./test-support.ts";
+import { agent, CONFIG, DAY, HOUR, MINUTE, operator, person, published, Sim, T0 } from "./test-support.ts";
 import { pendingTimers } from "./timers.ts";
 
 /**
@@ -97,5 +98,29 @@ describe("timers", () => {
     sim.claim(a1, "draft");
     sim.ok(operator(), { type: "cancel", reason: "Stop." });
     expect(pendingTimers(sim.run, kindOf(sim))).toEqual([]);
+  });
+});
+
+describe("timers a write creates already due (§4)", () => {
+  it("a wait of 0m completes within the write that reaches it, and due 0m is marked at once", () => {
+    const def = published("zero", [
+      "steps:",
+      "  - id: pause",
+      "    wait: 0m",
+      "  - id: work",
+      "    agent: Work.",
+      "    due: 0m",
+      "  - id: done",
+      "    finish: done",
+    ]);
+    const started = startRun(
+      { runId: "r_zero", inputs: {}, mode: "live" },
+      { actor: agent("a_zero"), now: T0, def, config: CONFIG },
+    );
+    if (!("run" in started)) throw new Error("refused");
+    expect(started.run.steps.pause?.state).toBe("done");
+    expect(started.run.steps.work?.state).toBe("ready");
+    expect(started.run.steps.work?.overdueNotified).toBe(true);
+    expect(started.events.map((e) => e.type)).toContain("step.overdue");
   });
 });

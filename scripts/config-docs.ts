@@ -10,12 +10,14 @@ import { EngineConfigSchema } from "../services/engine/src/config.ts";
 import { EvidenceConfigSchema } from "../services/evidence/src/config.ts";
 import { GatewayConfigSchema } from "../services/gateway/src/config.ts";
 import { RegistryConfigSchema } from "../services/registry/src/config.ts";
+import { SchedulerConfigSchema } from "../services/scheduler/src/config.ts";
 
 const SERVICES: [string, z.ZodType][] = [
   ["gateway", GatewayConfigSchema],
   ["registry", RegistryConfigSchema],
   ["engine", EngineConfigSchema],
   ["evidence", EvidenceConfigSchema],
+  ["scheduler", SchedulerConfigSchema],
 ];
 
 /** The Markdown reference. */

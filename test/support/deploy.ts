@@ -5,6 +5,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { eventsStream, NatsBus, NatsClock } from "@baton/bus";
 import pg from "pg";
 import { type PublishOutcome, publishFolder } from "../../services/cli/src/publish.ts";
 import { devToken } from "../../services/cli/src/token.ts";
@@ -170,13 +171,61 @@ export async function startEmbedded(
 }
 
 /**
+ * Deletes what a test deployment left in JetStream: its events stream and its partition and clock KV
+ * buckets (each a stream), so test runs do not pile up on this machine's NATS. Best effort.
+ */
+async function dropNamespace(namespace: string): Promise<void> {
+  try {
+    const bus = await NatsBus.connect(NATS_URL, "baton-test-cleanup", namespace);
+    try {
+      const jsm = await bus.connection.jetstreamManager();
+      const streams = [
+        eventsStream(namespace),
+        `KV_${namespace}_partitions`,
+        `KV_${NatsClock.bucket(namespace)}`,
+      ];
+      for (const name of streams) await jsm.streams.delete(name).catch(() => false);
+    } finally {
+      await bus.close();
+    }
+  } catch {
+    // NATS is gone already; nothing to clean.
+  }
+}
+
+/** Options of {@link startDistributed}. */
+export interface DistributedOptions {
+  /** Engine replicas (default 1). */
+  engines?: number;
+  /** Scheduler replicas started with the deployment (default 1; more can be started with `serve`). */
+  schedulers?: number;
+  /** `manual`: every service shares one manual clock through NATS KV (`BATON_CLOCK=manual`). */
+  clock?: "manual" | "real";
+  /** Extra environment for every service, e.g. `BATON_LEASE_SECONDS`. */
+  env?: Record<string, string>;
+}
+
+/** A distributed deployment, with what tests of the services themselves need. */
+export interface DistributedDeployment extends Deployment {
+  kind: "distributed";
+  /** The deployment's own PostgreSQL database (the journal, timers). */
+  databaseUrl: string;
+  /** Its NATS namespace (`BATON_NAMESPACE`). */
+  namespace: string;
+  /** Starts one more `baton serve <service>` process, with extra environment. */
+  serve(service: string, env?: Record<string, string>): ChildProcess;
+}
+
+/**
  * Every service as its own `baton serve` process over this machine's NATS and PostgreSQL: a fresh
  * database and NATS namespace per deployment, so runs never see each other.
  */
-export async function startDistributed(options: { engines?: number } = {}): Promise<Deployment> {
+export async function startDistributed(options: DistributedOptions = {}): Promise<DistributedDeployment> {
   const dataDir = mkdtempSync(join(tmpdir(), "baton-svc-"));
   const logFile = join(dataDir, "test.log");
   const log = createWriteStream(logFile, { flags: "a" });
+  // Every service process (and those a test starts later) pipes into this one stream.
+  log.setMaxListeners(0);
   const suffix = randomBytes(5).toString("hex");
   const database = `baton_test_${suffix}`;
   const admin = new pg.Client({ connectionString: POSTGRES_URL });
@@ -198,6 +247,8 @@ export async function startDistributed(options: { engines?: number } = {}): Prom
     BATON_DEV_ISSUER_FILE: join(dataDir, "dev-issuer.json"),
     BATON_PARTITIONS: "16",
     BATON_LOG_LEVEL: "warn",
+    BATON_CLOCK: options.clock ?? "real",
+    ...options.env,
   };
   const children: ChildProcess[] = [];
   const serve = (service: string, extra: Record<string, string> = {}) => {
@@ -215,26 +266,41 @@ export async function startDistributed(options: { engines?: number } = {}): Prom
   serve("registry");
   serve("evidence");
   for (let i = 0; i < (options.engines ?? 1); i++) serve("engine", { BATON_REPLICA_ID: `engine-${i}` });
+  for (let i = 0; i < (options.schedulers ?? 1); i++)
+    serve("scheduler", { BATON_REPLICA_ID: `scheduler-${i}` });
   serve("gateway");
   const url = `${publicUrl}/mcp`;
-  const deployment = common("distributed", url, dataDir, logFile, async () => {
+  const base = common("distributed", url, dataDir, logFile, async () => {
     await Promise.all(children.map((c) => stopChild(c)));
     log.end();
     const a = new pg.Client({ connectionString: POSTGRES_URL });
     await a.connect();
     await a.query(`drop database if exists ${database} with (force)`);
     await a.end();
+    await dropNamespace(env.BATON_NAMESPACE);
     rmSync(dataDir, { recursive: true, force: true });
   });
-  // Ready when the gateway answers and the engine serves reads (it serves writes first).
-  const deadline = Date.now() + 60_000;
+  const deployment: DistributedDeployment = {
+    ...base,
+    kind: "distributed",
+    databaseUrl: env.DATABASE_URL,
+    namespace: env.BATON_NAMESPACE,
+    serve,
+  };
+  // Ready when the gateway answers, the engine serves reads (it serves writes first) and, when one
+  // was started, a scheduler answers the clock. Five tsx processes start slowly on a busy 2-core box.
+  const deadline = Date.now() + 90_000;
+  const operator = await deployment.token({ kind: "person", id: "readiness@example.com", operator: true });
   for (;;) {
     try {
       const session = await deployment.session({ kind: "agent", id: "readiness" });
       const work = await session.call("get_work", {});
       const processes = await session.call("list_processes", {});
       await session.close();
-      if (work.ok && processes.ok) break;
+      const clock =
+        (options.schedulers ?? 1) === 0 ||
+        (await fetch(`${publicUrl}/api/clock`, { headers: { authorization: `Bearer ${operator}` } })).ok;
+      if (work.ok && processes.ok && clock) break;
     } catch {
       // not up yet
     }

@@ -86,7 +86,15 @@ export type EvidenceCall =
   | { op: "verify"; refs: string[] }
   | { op: "get"; id: string };
 
-/** Scheduler calls (issue #5): the manual clock. */
+/**
+ * Scheduler calls (issue #5): the manual clock, from the admin API (operators only).
+ *
+ * - `advance`: move the manual clock forward by `ms` (a whole number ≥ 0), then apply every timer that
+ *   fell due (cascades included) before replying `{ now, manual, transitions, pending }`; `pending` > 0
+ *   means the caller's deadline came first, and `advance` with `ms: 0` carries on. `conflict` when the
+ *   clock is real time.
+ * - `now`: the current time `{ now, manual }`.
+ */
 export type SchedulerCall = { op: "advance"; ms: number } | { op: "now" };
 
 /** Builds an envelope. */

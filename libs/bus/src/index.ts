@@ -22,7 +22,17 @@ export {
   SUBJECTS,
   type TickResult,
 } from "./catalog.ts";
-export { type Clock, type Logger, ManualClock, silentLogger, systemClock } from "./clock.ts";
+export {
+  type Clock,
+  type ClockMode,
+  type ClockMover,
+  clockFor,
+  type Logger,
+  ManualClock,
+  NatsClock,
+  silentLogger,
+  systemClock,
+} from "./clock.ts";
 export { InProcessBus, subjectPattern } from "./in-process.ts";
 export { parseEnv, untilSignal } from "./lifecycle.ts";
 export { eventsStream, NAMESPACE_PATTERN, NatsBus } from "./nats.ts";

@@ -161,7 +161,12 @@ export const workItems = pgTable(
   ],
 );
 
-/** Durable timers (issue #5): kept equal to the run's pending timers in the transition's commit. */
+/**
+ * Durable timers (issue #5): kept equal to the run's pending timers in the transition's commit, so the
+ * engine alone inserts and deletes rows. The scheduler only claims a due row (`claimedUntil`,
+ * `claimToken`) for the moment it takes to deliver a `tick` to the run's partition; the claim is a
+ * short lease, not a row lock, because the engine's commit deletes the very row while the tick runs.
+ */
 export const timers = pgTable(
   "timers",
   {
@@ -170,7 +175,15 @@ export const timers = pgTable(
     stepId: text("step_id").notNull(),
     org: text("org").notNull(),
     partition: integer("partition").notNull(),
+    /** When the timer is due, on the injected clock (ARCHITECTURE rule 7). */
     fireAt: ts("fire_at").notNull(),
+    /**
+     * Until when a scheduler replica holds the row, on the wall clock (a claim is an operational lease
+     * between processes, so it must expire even while a manual clock stands still). Null when free.
+     */
+    claimedUntil: ts("claimed_until"),
+    /** Which take claimed the row, so a replica releases only its own claims. */
+    claimToken: text("claim_token"),
   },
   (t) => [primaryKey({ columns: [t.runId, t.kind, t.stepId] }), index("timers_fire_at").on(t.fireAt)],
 );

@@ -4,13 +4,14 @@ import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { createBearerVerifier, DEV_ISSUER, loadOrCreateDevIssuer } from "@baton/auth";
 import { LocalBlobStore } from "@baton/blob";
-import { type Clock, InProcessBus, type Logger, ManualClock, systemClock } from "@baton/bus";
+import { type Clock, type ClockMover, InProcessBus, type Logger, systemClock } from "@baton/bus";
 import { openEmbedded } from "@baton/db";
 import { AllPartitions, createEngine } from "@baton/engine-service";
 import { createEvidence } from "@baton/evidence";
 import { createGateway } from "@baton/gateway";
 import { DEFAULTS, type Identity, OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
 import { createRegistry } from "@baton/registry";
+import { createScheduler, loadManualTime, openManualClock } from "@baton/scheduler";
 import pino from "pino";
 import { FIXTURES_DIR } from "./paths.ts";
 
@@ -96,7 +97,20 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
   const database = await openEmbedded(join(dir, "pgdata"));
   const bus = new InProcessBus();
   const blobs = new LocalBlobStore(join(dir, "files"));
-  const clock: Clock = options.clock === "manual" ? new ManualClock(Date.now()) : systemClock;
+  let clock: Clock = systemClock;
+  let mover: ClockMover | null = null;
+  if (options.clock === "manual") {
+    // Continues from the time this data directory had reached: a manual clock never goes backwards.
+    ({ clock, mover } = await openManualClock(database.db));
+  } else {
+    const manual = await loadManualTime(database.db);
+    if (manual !== null && manual > Date.now()) {
+      log.warn(
+        { manualClock: new Date(manual).toISOString() },
+        "this data directory ran on a manual clock that is ahead of real time; its timers fire when real time gets there (start with --clock manual to keep moving it)",
+      );
+    }
+  }
 
   const registry = createRegistry({
     db: database.db,
@@ -121,9 +135,25 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
       callTimeoutMs: 10_000,
     },
   });
+  const scheduler = createScheduler({
+    db: database.db,
+    bus,
+    clock,
+    mover,
+    log,
+    settings: {
+      replicaId: "dev",
+      pollMs: 1_000,
+      claimMs: 30_000,
+      batch: 100,
+      concurrency: 16,
+      tickTimeoutMs: 15_000,
+    },
+  });
   await registry.start();
   await evidence.start();
   await engine.start();
+  await scheduler.start();
 
   const app = await createGateway({
     bus,
@@ -173,6 +203,7 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
       if (stopped) return;
       stopped = true;
       await app.close();
+      await scheduler.stop();
       await engine.stop();
       await evidence.stop();
       await registry.stop();

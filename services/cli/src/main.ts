@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { advanceClock, advanceDuration, clockNow } from "./clock.ts";
 import { DEFAULT_ORG, startDev } from "./dev.ts";
 import { publishFolder } from "./publish.ts";
 import { DEFAULT_PORT, devToken, mcpUrl, serverUrl } from "./token.ts";
@@ -10,13 +11,18 @@ Usage:
   baton dev [--port N] [--data-dir DIR] [--clock manual]
       Every service in one process, PostgreSQL embedded (PGlite) in DIR (default ./.baton).
       Publishes the samples in fixtures/ and prints "MCP endpoint: <url>".
-  baton serve <gateway|registry|engine|evidence>
+  baton serve <gateway|registry|engine|evidence|scheduler>
       One service over NATS and PostgreSQL, configured by environment (see docs/configuration.md).
   baton token agent <id> [--data-dir DIR] [--org O] [--url URL]
   baton token person <email> [--groups g1,g2] [--operator] [--data-dir DIR] [--org O] [--url URL]
       Prints a bearer token signed by the dev issuer in DIR, for the server at URL.
   baton publish <folder> [--bind role=group]… [--url URL] [--token T] [--data-dir DIR] [--org O]
       Imports and publishes a process folder; prints name, version and content hash.
+  baton clock advance <duration> [--url URL] [--token T] [--data-dir DIR] [--org O]
+      Moves a manual clock (baton dev --clock manual) forward by 30m, 4h, 3d…; returns once every
+      timer that fell due has been applied, and prints the new time.
+  baton clock now [--url URL] [--token T] [--data-dir DIR] [--org O]
+      Prints the server's time, and "manual" when its clock is manual.
   baton validate <PROCESS.md or folder>… [--json]
       Prints every issue as path:line:col: message; exits 1 when any.
 `;
@@ -107,16 +113,8 @@ async function publish(argv: string[]) {
     if (i <= 0 || i === b.length - 1) fail(`--bind ${b}: use role=group`);
     bindings[b.slice(0, i)] = b.slice(i + 1);
   }
-  const url = mcpUrl(values.url ?? serverUrl(values["data-dir"]));
-  const bearer =
-    values.token ??
-    process.env.BATON_TOKEN ??
-    (await devToken(
-      values["data-dir"],
-      { sub: "operator@baton.local", org: values.org, kind: "person", groups: [], roles: ["operator"] },
-      url,
-    ));
-  const result = await publishFolder(folder, bindings, url.replace(/\/mcp$/, ""), bearer);
+  const { baseUrl, bearer } = await adminTarget(values);
+  const result = await publishFolder(folder, bindings, baseUrl, bearer);
   process.stdout.write(
     `${result.name} ${result.version} ${result.contentHash}${result.unchanged ? " (unchanged)" : ""}\n`,
   );
@@ -147,9 +145,52 @@ async function serve(argv: string[]) {
       return (await import("@baton/engine-service")).main();
     case "evidence":
       return (await import("@baton/evidence")).main();
+    case "scheduler":
+      return (await import("@baton/scheduler")).main();
     default:
-      fail(`baton serve ${service ?? ""}: name a service: gateway, registry, engine or evidence`);
+      fail(`baton serve ${service ?? ""}: name a service: gateway, registry, engine, evidence or scheduler`);
   }
+}
+
+/** The base URL and operator token of `--url`/`--token`, else the server and dev issuer in `--data-dir`. */
+async function adminTarget(values: { url?: string; token?: string; "data-dir": string; org: string }) {
+  const url = mcpUrl(values.url ?? serverUrl(values["data-dir"]));
+  const bearer =
+    values.token ??
+    process.env.BATON_TOKEN ??
+    (await devToken(
+      values["data-dir"],
+      { sub: "operator@baton.local", org: values.org, kind: "person", groups: [], roles: ["operator"] },
+      url,
+    ));
+  return { baseUrl: url.replace(/\/mcp$/, ""), bearer };
+}
+
+async function clock(argv: string[]) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      url: { type: "string" },
+      token: { type: "string" },
+      "data-dir": { type: "string", default: ".baton" },
+      org: { type: "string", default: DEFAULT_ORG },
+    },
+  });
+  const [sub, duration] = positionals;
+  if (sub === "now" && positionals.length === 1) {
+    const { baseUrl, bearer } = await adminTarget(values);
+    const state = await clockNow(baseUrl, bearer);
+    process.stdout.write(`${state.now}${state.manual ? " manual" : ""}\n`);
+    return;
+  }
+  if (sub !== "advance" || duration === undefined || positionals.length !== 2)
+    fail("usage: baton clock advance <duration> (e.g. 30m, 4h, 3d) | baton clock now");
+  const ms = advanceDuration(duration);
+  if (ms === null) fail(`${duration} is not a duration; use an integer followed by m, h or d (30m, 4h, 3d)`);
+  const { baseUrl, bearer } = await adminTarget(values);
+  const advanced = await advanceClock(baseUrl, bearer, ms);
+  process.stdout.write(`${advanced.now}\n`);
 }
 
 async function main() {
@@ -167,6 +208,8 @@ async function main() {
       return publish(rest);
     case "validate":
       return validate(rest);
+    case "clock":
+      return clock(rest);
     case undefined:
     case "help":
     case "--help":

@@ -66,6 +66,12 @@ export const EngineConfigSchema = z.object({
     .min(1)
     .default(10)
     .describe("PostgreSQL connections in this process's pool."),
+  BATON_CLOCK: z
+    .enum(["real", "manual"])
+    .default("real")
+    .describe(
+      "real: wall-clock time. manual: a clock shared by every service through NATS KV that moves only by POST /api/clock/advance (baton clock advance); for tests and trials. Same on every service.",
+    ),
   BATON_LOG_LEVEL: z
     .enum(["debug", "info", "warn", "error"])
     .default("info")

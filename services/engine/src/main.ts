@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import { NatsBus, parseEnv, systemClock, untilSignal } from "@baton/bus";
+import { clockFor, NatsBus, parseEnv, untilSignal } from "@baton/bus";
 import { connectPostgres } from "@baton/db";
 import pino from "pino";
 import { createEngine } from "./app.ts";
@@ -13,6 +13,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const replicaId = config.BATON_REPLICA_ID ?? `${hostname()}-${process.pid}`;
   const database = await connectPostgres(config.DATABASE_URL, { max: config.BATON_DB_POOL });
   const bus = await NatsBus.connect(config.NATS_URL, `baton-engine-${replicaId}`, config.BATON_NAMESPACE);
+  const { clock } = await clockFor(config.BATON_CLOCK, bus);
   const ownership = new KvLeases(bus.connection, {
     replicaId: replicaId,
     partitions: config.BATON_PARTITIONS,
@@ -22,7 +23,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const engine = createEngine({
     db: database.db,
     bus,
-    clock: systemClock,
+    clock,
     log,
     ownership,
     settings: {

@@ -20,6 +20,12 @@ export const EvidenceConfigSchema = z.object({
     .describe(
       "Directory holding file bytes, content-addressed per organization; shared by gateway and evidence.",
     ),
+  BATON_CLOCK: z
+    .enum(["real", "manual"])
+    .default("real")
+    .describe(
+      "real: wall-clock time. manual: a clock shared by every service through NATS KV that moves only by POST /api/clock/advance (baton clock advance); for tests and trials. Same on every service.",
+    ),
   BATON_LOG_LEVEL: z
     .enum(["debug", "info", "warn", "error"])
     .default("info")

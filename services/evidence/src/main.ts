@@ -1,5 +1,5 @@
 import { LocalBlobStore } from "@baton/blob";
-import { NatsBus, parseEnv, systemClock, untilSignal } from "@baton/bus";
+import { clockFor, NatsBus, parseEnv, untilSignal } from "@baton/bus";
 import { connectPostgres } from "@baton/db";
 import pino from "pino";
 import { createEvidence } from "./app.ts";
@@ -11,11 +11,12 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const log = pino({ name: "evidence", level: config.BATON_LOG_LEVEL });
   const database = await connectPostgres(config.DATABASE_URL);
   const bus = await NatsBus.connect(config.NATS_URL, "baton-evidence", config.BATON_NAMESPACE);
+  const { clock } = await clockFor(config.BATON_CLOCK, bus);
   const evidence = createEvidence({
     db: database.db,
     bus,
     blobs: new LocalBlobStore(config.BATON_BLOB_DIR),
-    clock: systemClock,
+    clock,
     log,
   });
   await evidence.start();

@@ -26,6 +26,12 @@ export const GatewayConfigSchema = z
     BATON_PUBLIC_URL: z
       .url()
       .describe("Public base URL; the MCP resource (token audience) is <BATON_PUBLIC_URL>/mcp."),
+    BATON_CLOCK: z
+      .enum(["real", "manual"])
+      .default("real")
+      .describe(
+        "real: wall-clock time. manual: a clock shared by every service through NATS KV that moves only by POST /api/clock/advance (baton clock advance); for tests and trials. Same on every service.",
+      ),
     BATON_HOST: z.string().default("0.0.0.0").describe("Address to listen on."),
     BATON_PORT: z.coerce.number().int().min(0).max(65535).default(7800).describe("Port to listen on."),
     BATON_AUTH_ISSUER: z.string().optional().describe("Issuer (iss) of bearer tokens."),

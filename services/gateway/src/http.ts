@@ -273,6 +273,16 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
       payload: { op: "publish", draftId: (request.params as { id: string }).id } satisfies RegistryCall,
     })),
   );
+  // The clock (issue #5): its time for any operator; moving it only when it is manual. An advance
+  // returns once every timer that fell due has been applied, or with `pending` > 0 when the call's
+  // deadline came first (then `{ ms: 0 }` carries on).
+  app.get("/api/clock", (request, reply) =>
+    admin(request, reply, () => ({
+      subject: SUBJECTS.scheduler,
+      type: "scheduler.now",
+      payload: { op: "now" } satisfies SchedulerCall,
+    })),
+  );
   app.post("/api/clock/advance", async (request, reply) => {
     if (!settings.manualClock) {
       const auth = await authenticate(request, reply);

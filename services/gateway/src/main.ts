@@ -1,6 +1,6 @@
 import { createBearerVerifier, DEV_ISSUER, loadOrCreateDevIssuer } from "@baton/auth";
 import { LocalBlobStore } from "@baton/blob";
-import { NatsBus, parseEnv, systemClock, untilSignal } from "@baton/bus";
+import { clockFor, NatsBus, parseEnv, untilSignal } from "@baton/bus";
 import pino from "pino";
 import { GatewayConfigSchema } from "./config.ts";
 import { createGateway } from "./gateway.ts";
@@ -29,9 +29,10 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     });
   }
   const bus = await NatsBus.connect(config.NATS_URL, "baton-gateway", config.BATON_NAMESPACE);
+  const { clock } = await clockFor(config.BATON_CLOCK, bus);
   const app = await createGateway({
     bus,
-    clock: systemClock,
+    clock,
     log,
     blobs: new LocalBlobStore(config.BATON_BLOB_DIR),
     verifier,
@@ -43,7 +44,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     runDataBytes: config.BATON_RUN_DATA_BYTES,
     maxUploadBytes: config.BATON_MAX_UPLOAD_BYTES,
     callTimeoutMs: config.BATON_CALL_TIMEOUT_MS,
-    manualClock: false,
+    manualClock: config.BATON_CLOCK === "manual",
     version: "0.1.0",
   });
   await app.listen({ host: config.BATON_HOST, port: config.BATON_PORT });

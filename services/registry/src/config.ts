@@ -14,6 +14,12 @@ export const RegistryConfigSchema = z.object({
     .describe(
       "Prefix of every NATS subject, stream and KV bucket, so several deployments can share one NATS.",
     ),
+  BATON_CLOCK: z
+    .enum(["real", "manual"])
+    .default("real")
+    .describe(
+      "real: wall-clock time. manual: a clock shared by every service through NATS KV that moves only by POST /api/clock/advance (baton clock advance); for tests and trials. Same on every service.",
+    ),
   BATON_LOG_LEVEL: z
     .enum(["debug", "info", "warn", "error"])
     .default("info")

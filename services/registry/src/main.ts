@@ -1,4 +1,4 @@
-import { NatsBus, parseEnv, systemClock, untilSignal } from "@baton/bus";
+import { clockFor, NatsBus, parseEnv, untilSignal } from "@baton/bus";
 import { connectPostgres } from "@baton/db";
 import { OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
 import pino from "pino";
@@ -11,10 +11,11 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const log = pino({ name: "registry", level: config.BATON_LOG_LEVEL });
   const database = await connectPostgres(config.DATABASE_URL);
   const bus = await NatsBus.connect(config.NATS_URL, "baton-registry", config.BATON_NAMESPACE);
+  const { clock } = await clockFor(config.BATON_CLOCK, bus);
   const registry = createRegistry({
     db: database.db,
     bus,
-    clock: systemClock,
+    clock,
     log,
     offers: { tools: OFFERED_TOOLS, profiles: OFFERED_PROFILES },
   });

@@ -1,0 +1,86 @@
+import { z } from "zod";
+
+/**
+ * The scheduler service's configuration, from the environment (CONVENTIONS: parsed once at start;
+ * every problem listed). Run any number of replicas: they share the due timers through PostgreSQL.
+ */
+export const SchedulerConfigSchema = z.object({
+  DATABASE_URL: z
+    .string()
+    .min(1)
+    .describe("PostgreSQL connection URL (the truth: processes, runs, journal, idempotency, timers, files)."),
+  NATS_URL: z.string().min(1).describe("NATS server URL; JetStream must be enabled."),
+  BATON_NAMESPACE: z
+    .string()
+    .regex(/^[a-z][a-z0-9_-]{0,31}$/)
+    .default("baton")
+    .describe(
+      "Prefix of every NATS subject, stream and KV bucket, so several deployments can share one NATS.",
+    ),
+  BATON_CLOCK: z
+    .enum(["real", "manual"])
+    .default("real")
+    .describe(
+      "real: wall-clock time. manual: a clock shared by every service through NATS KV that moves only by POST /api/clock/advance (baton clock advance); for tests and trials. Same on every service.",
+    ),
+  BATON_SCHEDULER_POLL_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .default(1_000)
+    .describe(
+      "Longest sleep between looks for due timers, ms. With real time the scheduler also wakes at the next timer's fire time; a manual clock wakes it when it moves.",
+    ),
+  BATON_SCHEDULER_CLAIM_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(30_000)
+    .describe(
+      "How long a replica holds the timers it took while it delivers them, ms (wall clock). If it dies first, another replica takes them after this.",
+    ),
+  BATON_SCHEDULER_BATCH: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(100)
+    .describe("Due timers taken per round."),
+  BATON_SCHEDULER_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000)
+    .default(16)
+    .describe("Runs whose due timers are delivered to the engine at once."),
+  BATON_CALL_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(15_000)
+    .describe(
+      "How long delivering one run's tick may take, retries included (an engine partition changing hands answers no one for a moment), ms.",
+    ),
+  BATON_SCHEDULER_FAULT: z
+    .enum(["kill-after-take", "kill-after-send"])
+    .optional()
+    .describe(
+      "TEST HOOK, never set in production: the replica SIGKILLs itself right after it first takes due timers (kill-after-take) or right after it first sends their ticks (kill-after-send), for the exactly-once tests.",
+    ),
+  BATON_REPLICA_ID: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("This replica's name in timer claims and logs (default: hostname-pid)."),
+  BATON_DB_POOL: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(4)
+    .describe("PostgreSQL connections in this process's pool."),
+  BATON_LOG_LEVEL: z
+    .enum(["debug", "info", "warn", "error"])
+    .default("info")
+    .describe("Log level (JSON lines on stdout)."),
+});
+export type SchedulerEnv = z.infer<typeof SchedulerConfigSchema>;

@@ -1,0 +1,12 @@
+export {
+  type ClockReply,
+  createScheduler,
+  type SchedulerDeps,
+  type SchedulerFaults,
+  type SchedulerService,
+  type SchedulerSettings,
+  type Settled,
+} from "./app.ts";
+export { loadManualTime, MANUAL_CLOCK_KEY, openManualClock, saveManualTime } from "./clock-store.ts";
+export { SchedulerConfigSchema, type SchedulerEnv } from "./config.ts";
+export { main } from "./main.ts";

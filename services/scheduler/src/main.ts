@@ -1,0 +1,49 @@
+import { hostname } from "node:os";
+import { clockFor, NatsBus, parseEnv, untilSignal } from "@baton/bus";
+import { connectPostgres } from "@baton/db";
+import pino from "pino";
+import { createScheduler, type SchedulerFaults } from "./app.ts";
+import { SchedulerConfigSchema } from "./config.ts";
+
+/** `baton serve scheduler`: one scheduler replica over NATS and PostgreSQL. */
+export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const config = parseEnv(SchedulerConfigSchema, env, "scheduler");
+  const log = pino({ name: "scheduler", level: config.BATON_LOG_LEVEL });
+  const replicaId = config.BATON_REPLICA_ID ?? `${hostname()}-${process.pid}`;
+  const database = await connectPostgres(config.DATABASE_URL, { max: config.BATON_DB_POOL });
+  const bus = await NatsBus.connect(config.NATS_URL, `baton-scheduler-${replicaId}`, config.BATON_NAMESPACE);
+  const { clock, mover } = await clockFor(config.BATON_CLOCK, bus);
+  // Test hook (BATON_SCHEDULER_FAULT): die the hard way, exactly where the exactly-once tests need it.
+  const die = async () => {
+    await bus.connection.flush();
+    log.warn({ fault: config.BATON_SCHEDULER_FAULT }, "test fault: SIGKILL");
+    process.kill(process.pid, "SIGKILL");
+  };
+  const faults: SchedulerFaults =
+    config.BATON_SCHEDULER_FAULT === "kill-after-take"
+      ? { afterTake: die }
+      : config.BATON_SCHEDULER_FAULT === "kill-after-send"
+        ? { afterSend: die }
+        : {};
+  const scheduler = createScheduler({
+    db: database.db,
+    bus,
+    clock,
+    mover,
+    log,
+    faults,
+    settings: {
+      replicaId,
+      pollMs: config.BATON_SCHEDULER_POLL_MS,
+      claimMs: config.BATON_SCHEDULER_CLAIM_MS,
+      batch: config.BATON_SCHEDULER_BATCH,
+      concurrency: config.BATON_SCHEDULER_CONCURRENCY,
+      tickTimeoutMs: config.BATON_CALL_TIMEOUT_MS,
+    },
+  });
+  await scheduler.start();
+  await untilSignal();
+  await scheduler.stop();
+  await bus.close();
+  await database.close();
+}

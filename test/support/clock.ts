@@ -1,0 +1,76 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { advanceClock, clockNow } from "../../services/cli/src/clock.ts";
+import { type Deployment, startDistributed, startEmbedded } from "./deploy.ts";
+
+/**
+ * Time for the timer suites (issue #5): a deployment's manual clock read and moved over the admin API
+ * exactly as `baton clock advance` does, and small processes written for one test.
+ */
+
+/** One minute, hour and day in ms. */
+export const MINUTE = 60_000;
+export const HOUR = 60 * MINUTE;
+export const DAY = 24 * HOUR;
+
+/**
+ * The deployments the timer suites run against: `baton dev --clock manual`, and every service as its
+ * own process over NATS and PostgreSQL sharing one manual clock (`BATON_CLOCK=manual`, NATS KV).
+ */
+export const MANUAL_CLOCK_DEPLOYMENTS = [
+  ["embedded (baton dev --clock manual)", () => startEmbedded({ clock: "manual" })],
+  ["distributed (baton serve, shared manual clock)", () => startDistributed({ clock: "manual" })],
+] as const;
+
+/** A deployment's manual clock, moved as an operator. */
+export class TestClock {
+  private constructor(
+    private readonly baseUrl: string,
+    private readonly token: string,
+  ) {}
+
+  /** The clock of `baton`, acting as an operator of `org`. */
+  static async of(baton: Deployment, org = "default"): Promise<TestClock> {
+    const token = await baton.token({
+      kind: "person",
+      id: "clock-operator@example.com",
+      operator: true,
+      org,
+    });
+    return new TestClock(baton.url.replace(/\/mcp$/, ""), token);
+  }
+
+  /** The server's time, epoch ms. */
+  async now(): Promise<number> {
+    return Date.parse((await clockNow(this.baseUrl, this.token)).now);
+  }
+
+  /**
+   * Moves the clock forward by `ms` and returns the new time (epoch ms) once every timer that fell
+   * due has been applied (`baton clock advance`).
+   */
+  async advance(ms: number): Promise<number> {
+    return Date.parse((await advanceClock(this.baseUrl, this.token, ms, 60_000)).now);
+  }
+}
+
+/** RFC 3339 of epoch ms, with an offset other than Z when `offset` is given (e.g. `+05:30`). */
+export function rfc3339(ms: number, offset?: string): string {
+  if (!offset) return new Date(ms).toISOString();
+  const sign = offset.startsWith("-") ? -1 : 1;
+  const [h, m] = offset.slice(1).split(":").map(Number) as [number, number];
+  const local = new Date(ms + sign * (h * HOUR + m * MINUTE)).toISOString().replace(/Z$/, "");
+  return `${local}${offset}`;
+}
+
+/**
+ * Writes a process written for a test to `<tmp>/<name>/PROCESS.md` and returns the folder, ready
+ * for `baton.publish`. `frontmatter` is the YAML between the `---` lines, without `name`.
+ */
+export function processFolder(name: string, frontmatter: string, body = `# ${name}\n`): string {
+  const dir = join(mkdtempSync(join(tmpdir(), "baton-proc-")), name);
+  mkdirSync(dir);
+  writeFileSync(join(dir, "PROCESS.md"), `---\nname: ${name}\n${frontmatter.trim()}\n---\n\n${body}`);
+  return dir;
+}

@@ -33,13 +33,11 @@ export function configReference(): string {
     const json = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as {
       properties: Record<string, { description?: string; default?: unknown }>;
       required?: string[];
+      description?: string;
     };
-    lines.push(
-      `## \`baton serve ${name}\``,
-      "",
-      "| variable | required | default | meaning |",
-      "|---|---|---|---|",
-    );
+    lines.push(`## \`baton serve ${name}\``, "");
+    if (json.description) lines.push(json.description, "");
+    lines.push("| variable | required | default | meaning |", "|---|---|---|---|");
     for (const [key, prop] of Object.entries(json.properties)) {
       const required = json.required?.includes(key) && prop.default === undefined ? "yes" : "no";
       const def = prop.default === undefined ? "" : `\`${String(prop.default)}\``;

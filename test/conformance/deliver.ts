@@ -586,6 +586,13 @@ export function deliverScenarios(h: Harness): void {
       refused(await agent.call("get_work", { limit: 0 }), "invalid");
       refused(await agent.call("get_work", { limit: 101 }), "invalid");
       refused(await agent.call("get_work", { cursor: "not-a-cursor" }), "invalid");
+      // A cursor of the right shape with values Baton never issues is refused too, not a retry
+      // (review finding: it used to reach SQL as an invalid date and answer retry forever).
+      const forged = Buffer.from(JSON.stringify(["x", "y", "z"])).toString("base64url");
+      refused(await agent.call("get_work", { cursor: forged }), "invalid");
+      refused(await editor.call("get_work", { cursor: forged }), "invalid");
+      const forgedRuns = Buffer.from(JSON.stringify(["x", "y"])).toString("base64url");
+      refused(await agent.call("list_runs", { cursor: forgedRuns }), "invalid");
       expect((await agent.ok("get_work", { limit: 100 })).items).toHaveLength(5);
 
       // People: their open work items, oldest first, paged.

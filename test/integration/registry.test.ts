@@ -125,7 +125,9 @@ describe("registry: import, bind, publish (§7, §6 rule 5)", () => {
     const unpublishable = await api("POST", `/api/drafts/${draftId}/publish`);
     expect(unpublishable.body.error).toMatchObject({
       code: "invalid",
-      issues: ["bindings.manager: bind role manager to a group before publishing"],
+      issues: [
+        "bindings.manager: bind role manager to a group before publishing (baton publish … --bind manager=<group>)",
+      ],
     });
     const wrong = await api("PUT", `/api/drafts/${draftId}/bindings`, {
       bindings: { approver: "x", manager: "bad group!" },

@@ -51,6 +51,22 @@ describe("limits.runDataBytes (§6 rule 3)", () => {
     expect(jsonBytes(sim.run.data)).toBeLessThanOrEqual(600);
   });
 
+  it("reports the cap beside every other issue of the same submission (§6 rule 3: every issue at once)", () => {
+    const sim = Sim.start(DRAFTING, editor, {}, { config: SMALL });
+    const claimId = sim.claim(a1, "draft");
+    const refused = sim.refused(a1, {
+      type: "submit",
+      claimId,
+      output: { revision: big(600), extra: 1 },
+      summary: "Big and wrong.",
+    });
+    expect(refused.code).toBe("not_accepted");
+    expect(refused.issues).toEqual([
+      "output.extra: not declared",
+      expect.stringMatching(/^run data: \d+ bytes with this submission, over limits\.runDataBytes \(600\)$/),
+    ]);
+  });
+
   it("counts history: a repeat that fits alone but not beside its earlier completion is refused", () => {
     const sim = Sim.start(DRAFTING, editor, {}, { config: SMALL });
     sim.work(a1, "draft", { revision: big(150) });

@@ -1,6 +1,7 @@
 import { type AgentStep, checkValues, type TaskStep } from "@baton/process";
 import {
   CONFLICT,
+  type Completion,
   type EvidenceItemArg,
   type Identity,
   type ProtocolError,
@@ -310,15 +311,27 @@ function completeWork(
       !same,
     );
   };
-  if (!verdict.ok) return notAccepted(verdict.issues);
   const at = ctx.now;
-  const completion = { ...verdict.accepted.completion, by, at: iso(at) };
-  const size = dataBytesWith(tx, step.id, completion);
+  // The cap is one of the acceptance rules (§6 rule 3: "every issue at once"), so it is measured even
+  // when other issues refuse the submission, on the submission as sent.
+  const measured: Completion = verdict.ok
+    ? verdict.accepted.completion
+    : {
+        output: sub.output ?? {},
+        evidence: (sub.evidence ?? []).map((e) => ({ kind: e.kind, ref: e.ref })),
+        ...(sub.summary !== undefined ? { summary: sub.summary } : {}),
+        ...(sub.next !== undefined ? { next: sub.next } : {}),
+        ...(sub.reason !== undefined ? { reason: sub.reason } : {}),
+      };
+  const size = dataBytesWith(tx, step.id, { ...measured, by, at: iso(at) });
+  const issues = verdict.ok ? [] : [...verdict.issues];
   if (size > ctx.config.runDataBytes) {
-    return notAccepted([
+    issues.push(
       `run data: ${size} bytes with this submission, over limits.runDataBytes (${ctx.config.runDataBytes})`,
-    ]);
+    );
   }
+  if (!verdict.ok || issues.length > 0) return notAccepted(issues);
+  const completion = { ...verdict.accepted.completion, by, at: iso(at) };
   beforeComplete();
   complete(tx, step.id, completion, at, verdict.accepted.chosen);
   return done({ kind: "view" });

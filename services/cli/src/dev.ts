@@ -55,6 +55,23 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** Fails fast, before touching the data directory, when `port` is taken. */
+async function assertPortFree(port: number): Promise<void> {
+  await new Promise<void>((resolveFn, reject) => {
+    const srv = createServer();
+    srv.once("error", (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === "EADDRINUSE"
+          ? new Error(
+              `port ${port} is already in use (another baton dev?); pass --port N, or --port 0 for a free one`,
+            )
+          : error,
+      ),
+    );
+    srv.listen(port, "127.0.0.1", () => srv.close(() => resolveFn()));
+  });
+}
+
 function secretIn(dir: string): string {
   const file = join(dir, "secret");
   if (existsSync(file)) return readFileSync(file, "utf8").trim();
@@ -87,6 +104,7 @@ function lock(dir: string): void {
  */
 export async function startDev(options: DevOptions): Promise<DevServer> {
   const dir = resolve(options.dataDir);
+  if (options.port !== 0) await assertPortFree(options.port);
   mkdirSync(dir, { recursive: true });
   lock(dir);
   const log = options.log ?? pino({ name: "baton", level: process.env.BATON_LOG_LEVEL ?? "warn" });

@@ -28,7 +28,13 @@ function decodeCursor(cursor: string | undefined, arity: number): unknown[] | nu
   if (cursor === undefined) return null;
   try {
     const key = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
-    if (Array.isArray(key) && key.length === arity) return key;
+    // Every cursor Baton issues is [an RFC 3339 time, …ids]; anything else was not issued here.
+    const wellFormed =
+      Array.isArray(key) &&
+      key.length === arity &&
+      key.every((k) => typeof k === "string") &&
+      !Number.isNaN(Date.parse(key[0] as string));
+    if (wellFormed) return key;
   } catch {
     // falls through to the refusal below
   }

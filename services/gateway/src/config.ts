@@ -91,5 +91,8 @@ export const GatewayConfigSchema = z
   .refine((c) => c.BATON_DEV_ISSUER_FILE !== undefined || (c.BATON_AUTH_ISSUER && c.BATON_AUTH_JWKS_URL), {
     message: "set BATON_AUTH_ISSUER and BATON_AUTH_JWKS_URL, or BATON_DEV_ISSUER_FILE",
     path: ["BATON_AUTH_JWKS_URL"],
-  });
+  })
+  .describe(
+    "Bearer tokens: set either BATON_AUTH_ISSUER and BATON_AUTH_JWKS_URL (production), or BATON_DEV_ISSUER_FILE (trials and tests); one of the two is required.",
+  );
 export type GatewayEnv = z.infer<typeof GatewayConfigSchema>;

@@ -174,7 +174,9 @@ export function createRegistry(deps: RegistryDeps) {
     const issues = refuseOffer(process);
     const unbound = process.roles.filter((r) => draft.bindings[r] === undefined);
     for (const role of unbound)
-      issues.push(`bindings.${role}: bind role ${role} to a group before publishing`);
+      issues.push(
+        `bindings.${role}: bind role ${role} to a group before publishing (baton publish … --bind ${role}=<group>)`,
+      );
     if (issues.length > 0)
       return fail(protocolError("invalid", `${process.name} cannot be published`, issues));
     const bindings = Object.fromEntries(process.roles.map((r) => [r, draft.bindings[r] as string]));

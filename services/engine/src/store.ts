@@ -1,15 +1,5 @@
 import { SUBJECTS } from "@baton/bus";
-import {
-  type Db,
-  idempotency,
-  outbox,
-  processVersions,
-  readySteps,
-  runJournal,
-  runs,
-  timers,
-  workItems,
-} from "@baton/db";
+import { type Db, idempotency, processVersions, runs } from "@baton/db";
 import {
   type DomainEvent,
   indexRows,
@@ -21,12 +11,12 @@ import {
 } from "@baton/engine";
 import type { Process } from "@baton/process";
 import { partitionOf, type ToolResult } from "@baton/protocol";
-import { and, desc, eq } from "drizzle-orm";
+import { and, desc, eq, sql } from "drizzle-orm";
 
 /**
- * PostgreSQL access for the engine: one transaction per transition (ARCHITECTURE rule 2) holding the
+ * PostgreSQL access for the engine: one statement per transition (ARCHITECTURE rule 2) writing the
  * run row (compare-and-set on `rev`), its journal entry, the idempotency record, the derived indexes,
- * timers and outbox rows. Nothing else writes these tables.
+ * timers and outbox rows. Nothing else writes these tables (the scheduler only stamps timer claims).
  */
 
 /** A recorded result (§4): replayed for the same `requestId` and arguments. */
@@ -57,66 +47,94 @@ export class FenceLost extends Error {
   override name = "FenceLost";
 }
 
-const at = (ms: number | null) => (ms === null ? null : new Date(ms));
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
+/** A ready_steps row as `baton_commit` takes it (column names, RFC 3339 times). */
 function readyRow(org: string, r: ReadyStepRow) {
   return {
-    runId: r.runId,
-    stepId: r.stepId,
+    run_id: r.runId,
+    step_id: r.stepId,
     org,
     process: r.process,
     version: r.version,
     mode: r.mode,
-    readySince: new Date(r.readySince),
-    dueAt: at(r.dueAt),
-    leaseExpiresAt: at(r.leaseExpiresAt),
+    ready_since: iso(r.readySince),
+    due_at: iso(r.dueAt),
+    lease_expires_at: iso(r.leaseExpiresAt),
     progress: r.progress,
     handoff: r.handoff,
   };
 }
 
+/** A work_items row as `baton_commit` takes it. */
 function itemRow(org: string, r: WorkItemRow) {
   return {
-    runId: r.runId,
-    workItemId: r.workItemId,
+    run_id: r.runId,
+    work_item_id: r.workItemId,
     org,
     process: r.process,
     version: r.version,
     mode: r.mode,
-    groupId: r.group,
+    group_id: r.group,
     person: r.person,
-    createdAt: new Date(r.createdAt),
+    created_at: iso(r.createdAt),
     item: r.item,
   };
 }
 
-/** Derived rows of a run, keyed for diffing. */
-function derived(run: Run | null, def: PublishedProcess) {
-  const ready = new Map<string, ReturnType<typeof readyRow>>();
-  const items = new Map<string, ReturnType<typeof itemRow>>();
-  const timerRows = new Map<
-    string,
-    { runId: string; kind: string; stepId: string; org: string; fireAt: Date }
-  >();
-  if (run) {
-    const rows = indexRows(run, def);
-    for (const r of rows.ready) ready.set(r.stepId, readyRow(run.org, r));
-    for (const r of rows.items) items.set(r.workItemId, itemRow(run.org, r));
-    const kindOf = (id: string) => def.process.steps.find((s) => s.id === id)?.kind;
-    for (const t of pendingTimers(run, kindOf)) {
-      timerRows.set(`${t.kind}/${t.stepId}`, {
-        runId: run.id,
-        kind: t.kind,
-        stepId: t.stepId,
-        org: run.org,
-        fireAt: new Date(t.at),
-      });
-    }
-  }
-  return { ready, items, timerRows };
+interface TimerRow {
+  run_id: string;
+  kind: string;
+  step_id: string;
+  org: string;
+  partition: number;
+  fire_at: string;
 }
 
-const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+/** The rows a run derives (indexes and timers), keyed for diffing; their JSON, for comparing. */
+interface Derived {
+  ready: Map<string, string>;
+  items: Map<string, string>;
+  timers: Map<string, string>;
+}
+
+/**
+ * The derived rows of each committed run, so the next transition diffs against them without
+ * deriving the previous state again (the run objects are immutable once committed).
+ */
+const derivedOf = new WeakMap<Run, Derived>();
+
+function derive(run: Run | null, def: PublishedProcess, partitions: number): Derived {
+  const out: Derived = { ready: new Map(), items: new Map(), timers: new Map() };
+  if (!run) return out;
+  const cached = derivedOf.get(run);
+  if (cached) return cached;
+  const rows = indexRows(run, def);
+  for (const r of rows.ready) out.ready.set(r.stepId, JSON.stringify(readyRow(run.org, r)));
+  for (const r of rows.items) out.items.set(r.workItemId, JSON.stringify(itemRow(run.org, r)));
+  const kindOf = (id: string) => def.process.steps.find((s) => s.id === id)?.kind;
+  const partition = partitionOf(run.id, partitions);
+  for (const t of pendingTimers(run, kindOf)) {
+    const row: TimerRow = {
+      run_id: run.id,
+      kind: t.kind,
+      step_id: t.stepId,
+      org: run.org,
+      partition,
+      fire_at: new Date(t.at).toISOString(),
+    };
+    out.timers.set(`${t.kind}/${t.stepId}`, JSON.stringify(row));
+  }
+  derivedOf.set(run, out);
+  return out;
+}
+
+/** The rows to delete (keys gone) and upsert (new or changed) going from `old` to `cur`. */
+function diff(old: Map<string, string>, cur: Map<string, string>): { gone: string[]; upsert: string[] } {
+  const gone = [...old.keys()].filter((k) => !cur.has(k));
+  const upsert = [...cur].filter(([k, v]) => old.get(k) !== v).map(([, v]) => v);
+  return { gone, upsert };
+}
 
 /** The engine's database operations. */
 export class EngineStore {
@@ -169,135 +187,94 @@ export class EngineStore {
   }
 
   /**
-   * Commits one transition in one transaction. Throws {@link IdempotencyConflict} when the
-   * `requestId` is taken and {@link FenceLost} when `before.rev` is no longer current; in both cases
-   * nothing was written.
+   * Commits one transition in one statement, so one commit (ARCHITECTURE rule 2): `baton_commit`
+   * (migration 0002) writes the idempotency record, the run row fenced by `rev`, the journal entry,
+   * the index and timer changes and the outbox rows atomically. Throws {@link IdempotencyConflict}
+   * when the `requestId` is taken and {@link FenceLost} when `before.rev` is no longer current; in
+   * both cases nothing was written.
    */
   async commit(t: Transition): Promise<void> {
     const { before, after, def } = t;
-    const now = new Date(after.updatedAt);
-    await this.db.transaction(async (tx) => {
-      if (t.idempotency) {
-        const inserted = await tx
-          .insert(idempotency)
-          .values({
-            org: after.org,
-            requestId: t.idempotency.requestId,
-            tool: t.idempotency.tool,
-            fingerprint: t.idempotency.fingerprint,
-            result: t.idempotency.result,
-            createdAt: now,
-          })
-          .onConflictDoNothing()
-          .returning({ requestId: idempotency.requestId });
-        if (inserted.length === 0) throw new IdempotencyConflict();
-      }
-      const row = {
+    const now = new Date(after.updatedAt).toISOString();
+    const old = derive(before, def, t.partitions);
+    const cur = derive(after, def, t.partitions);
+    const ready = diff(old.ready, cur.ready);
+    const items = diff(old.items, cur.items);
+    const timerRows = diff(old.timers, cur.timers);
+    const payload = {
+      beforeRev: before ? before.rev : null,
+      run: {
+        id: after.id,
+        org: after.org,
+        process: after.process,
+        version: after.version,
+        mode: after.mode,
         state: after.state,
         outcome: after.outcome,
-        updatedAt: now,
+        started_at: new Date(after.startedAt).toISOString(),
+        updated_at: now,
+        inputs: after.data.inputs,
         snapshot: after.snapshot,
         rev: after.rev,
+        partition: partitionOf(after.id, t.partitions),
         doc: after,
-      };
-      if (before === null) {
-        await tx.insert(runs).values({
-          id: after.id,
-          org: after.org,
-          process: after.process,
-          version: after.version,
-          mode: after.mode,
-          startedAt: new Date(after.startedAt),
-          inputs: after.data.inputs,
-          partition: partitionOf(after.id, t.partitions),
-          ...row,
-        });
-      } else {
-        const updated = await tx
-          .update(runs)
-          .set(row)
-          .where(and(eq(runs.id, after.id), eq(runs.rev, before.rev)))
-          .returning({ id: runs.id });
-        if (updated.length === 0) throw new FenceLost();
-      }
-      await tx.insert(runJournal).values({
-        runId: after.id,
+      },
+      journal: {
+        run_id: after.id,
         rev: after.rev,
         org: after.org,
         at: now,
         actor: t.journal.actor,
-        actorKind: t.journal.actorKind,
+        actor_kind: t.journal.actorKind,
         command: t.journal.command,
-        requestId: t.journal.requestId,
+        request_id: t.journal.requestId,
         process: after.process,
         version: after.version,
-        contentHash: after.contentHash,
+        content_hash: after.contentHash,
         detail: { ...(t.journal.detail as object), events: t.events },
-      });
-
-      const old = derived(before, def);
-      const cur = derived(after, def);
-      for (const [key, row] of old.ready) {
-        if (!cur.ready.has(key))
-          await tx
-            .delete(readySteps)
-            .where(and(eq(readySteps.runId, after.id), eq(readySteps.stepId, row.stepId)));
-      }
-      for (const [key, row] of cur.ready) {
-        const prev = old.ready.get(key);
-        if (!prev) await tx.insert(readySteps).values(row);
-        else if (!same(prev, row)) {
-          await tx
-            .update(readySteps)
-            .set(row)
-            .where(and(eq(readySteps.runId, after.id), eq(readySteps.stepId, row.stepId)));
-        }
-      }
-      for (const [key, row] of old.items) {
-        if (!cur.items.has(key)) {
-          await tx
-            .delete(workItems)
-            .where(and(eq(workItems.runId, after.id), eq(workItems.workItemId, row.workItemId)));
-        }
-      }
-      for (const [key, row] of cur.items) {
-        const prev = old.items.get(key);
-        if (!prev) await tx.insert(workItems).values(row);
-        else if (!same(prev, row)) {
-          await tx
-            .update(workItems)
-            .set(row)
-            .where(and(eq(workItems.runId, after.id), eq(workItems.workItemId, row.workItemId)));
-        }
-      }
-      const partition = partitionOf(after.id, t.partitions);
-      for (const [key, row] of old.timerRows) {
-        if (!cur.timerRows.has(key)) {
-          await tx
-            .delete(timers)
-            .where(and(eq(timers.runId, after.id), eq(timers.kind, row.kind), eq(timers.stepId, row.stepId)));
-        }
-      }
-      for (const [key, row] of cur.timerRows) {
-        const prev = old.timerRows.get(key);
-        if (!prev) await tx.insert(timers).values({ ...row, partition });
-        else if (prev.fireAt.getTime() !== row.fireAt.getTime()) {
-          await tx
-            .update(timers)
-            .set({ fireAt: row.fireAt })
-            .where(and(eq(timers.runId, after.id), eq(timers.kind, row.kind), eq(timers.stepId, row.stepId)));
-        }
-      }
-      if (t.events.length > 0) {
-        await tx.insert(outbox).values(
-          t.events.map((e) => ({
-            org: e.org,
-            subject: SUBJECTS.event(e.org, e.type),
-            payload: e,
-            createdAt: now,
-          })),
-        );
-      }
-    });
+      },
+      idempotency: t.idempotency
+        ? {
+            org: after.org,
+            request_id: t.idempotency.requestId,
+            tool: t.idempotency.tool,
+            fingerprint: t.idempotency.fingerprint,
+            result: t.idempotency.result,
+            created_at: now,
+          }
+        : null,
+      readyDelete: ready.gone,
+      itemsDelete: items.gone,
+      timersDelete: timerRows.gone.map((key) => {
+        const i = key.indexOf("/");
+        return { kind: key.slice(0, i), step_id: key.slice(i + 1) };
+      }),
+      outbox: t.events.map((e) => ({
+        org: e.org,
+        subject: SUBJECTS.event(e.org, e.type),
+        payload: e,
+        created_at: now,
+      })),
+    };
+    // The upserted rows are already JSON; splice them in rather than parse and serialize them again.
+    const text = `${JSON.stringify(payload).slice(0, -1)},"readyUpsert":[${ready.upsert.join(",")}],"itemsUpsert":[${items.upsert.join(",")}],"timersUpsert":[${timerRows.upsert.join(",")}]}`;
+    let outcome: string | undefined;
+    try {
+      const result = await this.db.execute(sql`select baton_commit(${text}::jsonb) as outcome`);
+      outcome = (result as unknown as { rows: { outcome: string }[] }).rows[0]?.outcome;
+    } catch (error) {
+      if (isFenceLost(error)) throw new FenceLost();
+      throw error;
+    }
+    if (outcome === "idempotency_conflict") throw new IdempotencyConflict();
+    if (outcome !== "ok") throw new Error(`baton_commit answered ${String(outcome)}`);
   }
+}
+
+/** Whether a database error is `baton_commit`'s lost fence (SQLSTATE BT409), on `pg` or PGlite. */
+function isFenceLost(error: unknown): boolean {
+  for (let e: unknown = error; e; e = (e as { cause?: unknown }).cause) {
+    if ((e as { code?: unknown }).code === "BT409") return true;
+  }
+  return false;
 }

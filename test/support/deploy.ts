@@ -252,7 +252,11 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
   };
   const children: ChildProcess[] = [];
   const serve = (service: string, extra: Record<string, string> = {}) => {
-    const child = spawn(TSX, [CLI, "serve", service], {
+    // BATON_PROFILE_DIR=<dir> writes a CPU profile of every service on exit (bench/, profiling).
+    const profile = process.env.BATON_PROFILE_DIR
+      ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BATON_PROFILE_DIR}`]
+      : [];
+    const child = spawn(TSX, [...profile, CLI, "serve", service], {
       cwd: REPO,
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...env, ...extra },

@@ -109,8 +109,18 @@ export function createBearerVerifier(options: {
     "jwks" in options.keys
       ? createLocalJWKSet({ keys: options.keys.jwks })
       : createRemoteJWKSet(new URL(options.keys.jwksUrl));
+  // Verifying an EdDSA signature costs more than the rest of a tool call's gateway work, and agents
+  // send the same token with every call: remember verified tokens until they expire (bounded; the
+  // oldest entry goes first). A token is never trusted past its own `exp`.
+  const verified = new Map<string, { claims: TokenClaims; exp: number }>();
+  const CACHE = 10_000;
   return {
     async verify(token) {
+      const hit = verified.get(token);
+      if (hit) {
+        if (hit.exp * 1000 > Date.now()) return { ok: true, claims: hit.claims };
+        verified.delete(token);
+      }
       try {
         const { payload } = await jwtVerify(token, getKey, {
           issuer: options.issuer,
@@ -133,16 +143,16 @@ export function createBearerVerifier(options: {
             error: { error: "invalid_token", description: `token lacks ${problems.join(", ")}` },
           };
         }
-        return {
-          ok: true,
-          claims: {
-            sub: payload.sub as string,
-            org: payload.org as string,
-            kind: payload.kind as "agent" | "person",
-            groups: groups as string[],
-            roles: roles as string[],
-          },
+        const claims: TokenClaims = {
+          sub: payload.sub as string,
+          org: payload.org as string,
+          kind: payload.kind as "agent" | "person",
+          groups: groups as string[],
+          roles: roles as string[],
         };
+        if (verified.size >= CACHE) verified.delete(verified.keys().next().value as string);
+        verified.set(token, { claims, exp: payload.exp as number });
+        return { ok: true, claims };
       } catch (error) {
         const description = error instanceof Error ? error.message : "token did not verify";
         return { ok: false, error: { error: "invalid_token", description } };

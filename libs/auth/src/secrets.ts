@@ -94,9 +94,17 @@ export class FileUrls {
  * `r_` + 26 base32 characters (130 bits of the HMAC).
  */
 export function runIdFor(secret: string, org: string, requestId: string): string {
-  const mac = createHmac("sha256", deriveKey(secret, "run-id")).update(`${org}\n${requestId}`).digest();
+  let key = runIdKeys.get(secret);
+  if (!key) {
+    key = deriveKey(secret, "run-id");
+    runIdKeys.set(secret, key);
+  }
+  const mac = createHmac("sha256", key).update(`${org}\n${requestId}`).digest();
   return `r_${base32(mac).slice(0, 26)}`;
 }
+
+/** Derived run-id keys by secret: HKDF once per secret, not once per `start_run`. */
+const runIdKeys = new Map<string, Buffer>();
 
 const BASE32 = "abcdefghijklmnopqrstuvwxyz234567";
 

@@ -18,7 +18,13 @@ import { McpSession } from "./mcp.ts";
  */
 
 export const REPO = fileURLToPath(new URL("../../", import.meta.url));
-const TSX = join(REPO, "node_modules/.bin/tsx");
+/**
+ * Services run as `node --import tsx <cli>`: one process, so a signal (SIGKILL included) reaches the
+ * service itself. The `tsx` binary would run the service in a child process, which a SIGKILL to the
+ * wrapper leaves running.
+ */
+const NODE = process.execPath;
+const TSX_IMPORT = ["--import", "tsx"];
 const CLI = join(REPO, "services/cli/src/main.ts");
 export const POSTGRES_URL = process.env.BATON_TEST_POSTGRES ?? "postgres://postgres@127.0.0.1:5432/postgres";
 export const NATS_URL = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
@@ -155,7 +161,7 @@ export async function startEmbedded(
     dataDir,
     ...(options.clock ? ["--clock", options.clock] : []),
   ];
-  const child = spawn(TSX, args, {
+  const child = spawn(NODE, [...TSX_IMPORT, ...args], {
     cwd: REPO,
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, BATON_LOG_LEVEL: "warn" },
@@ -256,7 +262,7 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
     const profile = process.env.BATON_PROFILE_DIR
       ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BATON_PROFILE_DIR}`]
       : [];
-    const child = spawn(TSX, [...profile, CLI, "serve", service], {
+    const child = spawn(NODE, [...profile, ...TSX_IMPORT, CLI, "serve", service], {
       cwd: REPO,
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...env, ...extra },

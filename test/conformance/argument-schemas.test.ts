@@ -1,4 +1,4 @@
-import { TOOL_ARGS, type ToolName } from "@baton/protocol";
+import { decideCombinationIssues, TOOL_ARGS, type ToolName } from "@baton/protocol";
 import { describe, expect, it } from "vitest";
 import { argumentProblems, SCHEMA_PATCHES } from "../support/schemas.ts";
 
@@ -91,9 +91,13 @@ const decide = (extra: Record<string, unknown>) => ({
   ...extra,
 });
 
-/** tools.md decide's table and combination rules: deviation D1. */
-const DECIDE: [Record<string, unknown>, boolean][] = [
-  [decide({ decision: "completed" }), true],
+/**
+ * tools.md decide's combination rules: not part of the official argument schema (D1), so both accept
+ * every combination; the engine refuses the forbidden ones as `invalid` after `forbidden` (tools.md's order).
+ * Each row: arguments, schema-valid, allowed by the combination rules.
+ */
+const DECIDE: [Record<string, unknown>, boolean, boolean][] = [
+  [decide({ decision: "completed" }), true, true],
   [
     decide({
       decision: "completed",
@@ -104,25 +108,26 @@ const DECIDE: [Record<string, unknown>, boolean][] = [
       reason: "r",
     }),
     true,
+    true,
   ],
-  [decide({ decision: "completed", note: "n" }), false],
-  [decide({ decision: "approved" }), true],
-  [decide({ decision: "approved", note: "Fine." }), true],
-  [decide({ decision: "approved", next: "n" }), false],
-  [decide({ decision: "approved", reason: "r" }), false],
-  [decide({ decision: "approved", output: {} }), false],
-  [decide({ decision: "approved", evidence: [] }), false],
-  [decide({ decision: "approved", summary: "s" }), false],
-  [decide({ decision: "rejected", note: "Why." }), true],
-  [decide({ decision: "rejected" }), false],
-  [decide({ decision: "rejected", note: "  " }), false],
-  [decide({ decision: "rejected", note: "Why.", next: "n", reason: "r" }), false],
-  [decide({ decision: "returned", note: "Try again." }), true],
-  [decide({ decision: "returned" }), false],
-  [decide({ decision: "failed", note: "Stop." }), true],
-  [decide({ decision: "failed", note: "Stop.", output: {} }), false],
-  [decide({ decision: "withdrawn", note: "x" }), false],
-  [{ runId: "r", workItemId: "w", decision: "approved", ...id }, false],
+  [decide({ decision: "completed", note: "n" }), true, false],
+  [decide({ decision: "approved" }), true, true],
+  [decide({ decision: "approved", note: "Fine." }), true, true],
+  [decide({ decision: "approved", next: "n" }), true, false],
+  [decide({ decision: "approved", reason: "r" }), true, false],
+  [decide({ decision: "approved", output: {} }), true, false],
+  [decide({ decision: "approved", evidence: [] }), true, false],
+  [decide({ decision: "approved", summary: "s" }), true, false],
+  [decide({ decision: "rejected", note: "Why." }), true, true],
+  [decide({ decision: "rejected" }), true, false],
+  [decide({ decision: "rejected", note: "  " }), true, false],
+  [decide({ decision: "rejected", note: "Why.", next: "n", reason: "r" }), true, false],
+  [decide({ decision: "returned", note: "Try again." }), true, true],
+  [decide({ decision: "returned" }), true, false],
+  [decide({ decision: "failed", note: "Stop." }), true, true],
+  [decide({ decision: "failed", note: "Stop.", output: {} }), true, false],
+  [decide({ decision: "withdrawn", note: "x" }), false, false],
+  [{ runId: "r", workItemId: "w", decision: "approved", ...id }, false, true],
 ];
 
 describe("argument schemas agree with the official ones under the listed deviations (conformance/schema-deviations.md)", () => {
@@ -131,14 +136,16 @@ describe("argument schemas agree with the official ones under the listed deviati
     expect(TOOL_ARGS[tool].safeParse(args).success).toBe(valid);
   });
 
-  it.each(DECIDE)("decide %j → valid %s (D1)", (args, valid) => {
+  it.each(DECIDE)("decide %j → schema-valid %s, combination allowed %s (D1)", (args, valid, allowed) => {
     expect(argumentProblems("decide", args).length === 0).toBe(valid);
-    expect(TOOL_ARGS.decide.safeParse(args).success).toBe(valid);
+    const parsed = TOOL_ARGS.decide.safeParse(args);
+    expect(parsed.success).toBe(valid);
+    if (parsed.success) expect(decideCombinationIssues(parsed.data).length === 0).toBe(allowed);
   });
 
   it("patches exactly the schemas the deviations list names", () => {
     expect(
       Object.entries(SCHEMA_PATCHES).map(([schemaId, p]) => [schemaId.split("/core-2/")[1], p.deviation]),
-    ).toEqual([["tools/decide.arguments.json", "D1"]]);
+    ).toEqual([]);
   });
 });

@@ -228,7 +228,7 @@ export function divergenceScenarios(h: Harness): void {
           evidence: [{ kind: "file", ref: foreign.id }],
         }),
         "not_accepted",
-        [`evidence ${foreign.id}: not found`],
+        [`evidence ${foreign.id}: not found`, "evidence: file required"],
       );
     });
 

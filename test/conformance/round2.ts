@@ -266,7 +266,7 @@ export function round2Scenarios(h: Harness): void {
           evidence: [{ kind: "file", ref: "f_000" }],
         }),
         "not_accepted",
-        ["evidence f_000: not found"],
+        ["evidence f_000: not found", "evidence: file required"],
       );
       const prepared = await h.decided(owner, runId, "prepare", "completed", {
         output: { revision: "r1", summary: "Net 30." },

@@ -126,7 +126,7 @@ export function round3Scenarios(h: Harness): void {
       refused(
         await decide([{ kind: "file", ref: "https://drive.example.com/receipt.pdf" }]),
         "not_accepted",
-        ["evidence https://drive.example.com/receipt.pdf: not found"],
+        ["evidence https://drive.example.com/receipt.pdf: not found", "evidence: file required"],
       );
       refused(
         await decide([{ kind: "link", ref: "https://drive.example.com/receipt.pdf" }]),

@@ -33,22 +33,7 @@ function load(dir: string, out: Record<string, unknown>[] = []): Record<string, 
  */
 export const SCHEMA_PATCHES: Readonly<
   Record<string, { deviation: string; patch: (schema: Record<string, unknown>) => void }>
-> = {
-  [`${BASE}tools/decide.arguments.json`]: {
-    deviation: "D1",
-    // tools.md decide's table and combination rules, which the schema does not state.
-    patch(schema) {
-      // Written as JSON: `then` is a JSON Schema keyword here, not a thenable.
-      schema.allOf = JSON.parse(`[
-        { "if": { "properties": { "decision": { "const": "completed" } }, "required": ["decision"] },
-          "then": { "not": { "required": ["note"] } },
-          "else": { "properties": { "next": false, "reason": false, "output": false, "evidence": false, "summary": false } } },
-        { "if": { "properties": { "decision": { "enum": ["rejected", "returned", "failed"] } }, "required": ["decision"] },
-          "then": { "required": ["note"], "properties": { "note": { "pattern": "\\\\S" } } } }
-      ]`);
-    },
-  },
-};
+> = {};
 
 const ajv = new (Ajv2020 as unknown as typeof Ajv2020.default)({ allErrors: true, strict: false });
 (addFormats as unknown as typeof addFormats.default)(ajv);

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 
 /**
@@ -33,12 +33,10 @@ export class LocalBlobStore implements BlobStore {
 
   async put(key: string, bytes: Buffer): Promise<void> {
     const target = this.path(key);
-    try {
-      const s = await stat(target);
-      if (s.size === bytes.length) return;
-    } catch {
-      // not there yet
-    }
+    // Content-addressed: an object already there with exactly these bytes needs no write; one that
+    // was damaged (same size, other bytes) is replaced, so a fresh upload repairs it.
+    const existing = await this.get(key);
+    if (existing?.equals(bytes)) return;
     await mkdir(dirname(target), { recursive: true });
     const tmp = `${target}.${randomBytes(6).toString("hex")}.tmp`;
     await writeFile(tmp, bytes);

@@ -60,8 +60,9 @@ export function accept(
     } else evidence.push({ kind: "file", ref: item.ref, sha256: check.sha256 });
   }
   for (const kind of step.evidence ?? []) {
-    // §5: a required kind is met by at least one item of that kind; a link never stands in for a file.
-    if (!(sub.evidence ?? []).some((e) => e.kind === kind)) issues.push(`evidence: ${kind} required`);
+    // §5: a required kind is met by at least one item of that kind, verified (§6 rule 3: "attached and
+    // verified"); a file that cannot be verified does not meet it, and a link never stands in for one.
+    if (!evidence.some((e) => e.kind === kind)) issues.push(`evidence: ${kind} required`);
   }
 
   const routes = routesOf(def, step);

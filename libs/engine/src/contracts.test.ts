@@ -181,12 +181,19 @@ describe("submit (tools.md submit, §6 rule 3)", () => {
     const claimId = sim.claim(a1, "check_vendor");
     const issues = (evidence: { kind: "file" | "link"; ref: string }[]) =>
       sim.refused(a1, { type: "submit", claimId, ...GOOD, evidence }).issues;
-    expect(issues([{ kind: "file", ref: "f_000" }])).toEqual(["evidence f_000: not found"]);
+    // A file that cannot be verified does not meet the requirement either (§6 rule 3: "attached and
+    // verified"), so both issues are listed (tools.md submit lists both).
+    expect(issues([{ kind: "file", ref: "f_000" }])).toEqual([
+      "evidence f_000: not found",
+      "evidence: file required",
+    ]);
     expect(issues([{ kind: "file", ref: "https://example.com/report.pdf" }])).toEqual([
       "evidence https://example.com/report.pdf: not found",
+      "evidence: file required",
     ]);
     expect(issues([{ kind: "file", ref: "f_changed" }])).toEqual([
       "evidence f_changed: stored bytes no longer match the SHA-256 recorded at upload",
+      "evidence: file required",
     ]);
     expect(issues([])).toEqual(["evidence: file required"]);
     // More items of any kind may be attached beside the required one (#86).
@@ -339,6 +346,32 @@ describe("decide (tools.md decide): run_ended → already_decided → not_found 
     expect(support.states().tier1_handoff).toBe("waiting");
   });
 
+  it("the decision table's combinations are invalid after forbidden, every issue at once — and run_ended or already_decided come first (tools.md decide, §3.5)", () => {
+    const { sim, itemId, snapshot } = waiting();
+    expect(
+      sim.refused(finance, { ...decide(itemId, snapshot), decision: "rejected", next: "done", summary: "s" }),
+    ).toMatchObject({
+      code: "invalid",
+      issues: [
+        'next: only with decision "completed", not "rejected"',
+        'summary: only with decision "completed", not "rejected"',
+        'note: required with decision "rejected"',
+      ],
+    });
+    // An agent with a bad combination hears forbidden: the combination is checked after it.
+    expect(sim.refused(a1, { ...decide(itemId, snapshot), decision: "failed" }).code).toBe("forbidden");
+    // A decided item answers already_decided, not the missing note.
+    sim.decide(finance, "approve", "rejected", { note: "Redo." });
+    expect(sim.refused(finance, { ...decide(itemId, snapshot), decision: "rejected" }).issues).toEqual([
+      "already_decided",
+    ]);
+    // An ended run answers run_ended, whatever the arguments (review finding).
+    sim.ok(operator(), { type: "cancel", reason: "Stop." });
+    expect(
+      sim.refused(finance, { ...decide(itemId, snapshot), decision: "approved", next: "done" }).issues,
+    ).toEqual(["run_ended"]);
+  });
+
   it("the snapshot is the run data's at read time: a change to run data makes an older one stale (§3.4)", () => {
     const sim = Sim.start(SUPPORT, a1, { ticketId: "T-1" });
     const before = sim.run.snapshot;
@@ -373,6 +406,11 @@ describe("cancel (tools.md cancel, §3.5)", () => {
     const sim = supplier();
     expect(sim.refused(a1, { type: "cancel", reason: "x" }).code).toBe("forbidden");
     expect(sim.refused(finance, { type: "cancel", reason: "x" }).code).toBe("forbidden");
+    // §3.5: an operator cancels "with a reason"; a blank one is no reason (review finding).
+    expect(sim.refused(operator(), { type: "cancel", reason: "  " })).toMatchObject({
+      code: "invalid",
+      issues: ["reason: required"],
+    });
     expect(sim.ok(operator(), { type: "cancel", reason: "Duplicate request." })).toEqual({ kind: "view" });
     expect(sim.view().run.ended).toEqual({
       by: "olga@example.com",

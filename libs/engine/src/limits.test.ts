@@ -67,6 +67,25 @@ describe("limits.runDataBytes (§6 rule 3)", () => {
     ]);
   });
 
+  it("bounds a decision's note: a rejection whose note would take run data over the cap is not_accepted (review finding)", () => {
+    const sim = Sim.start(DRAFTING, editor, {}, { config: SMALL });
+    sim.work(a1, "draft", { revision: big(300) });
+    const item = sim.item("editor_review");
+    const refused = sim.refused(editor, {
+      type: "decide",
+      workItemId: item.id,
+      snapshot: sim.run.snapshot,
+      decision: "rejected",
+      note: big(400),
+    });
+    expect(refused).toMatchObject({ code: "not_accepted", changed: false });
+    expect(refused.issues?.[0]).toMatch(
+      /^note: run data would be \d+ bytes with this decision, over limits\.runDataBytes \(600\); shorten the note$/,
+    );
+    expect(sim.states().editor_review).toBe("waiting");
+    expect(sim.decide(editor, "editor_review", "rejected", { note: "Shorter." }).error).toBeNull();
+  });
+
   it("counts history: a repeat that fits alone but not beside its earlier completion is refused", () => {
     const sim = Sim.start(DRAFTING, editor, {}, { config: SMALL });
     sim.work(a1, "draft", { revision: big(150) });

@@ -2,6 +2,7 @@ import { type AgentStep, checkValues, type TaskStep } from "@baton/process";
 import {
   CONFLICT,
   type Completion,
+  decideCombinationIssues,
   type EvidenceItemArg,
   type Identity,
   type ProtocolError,
@@ -415,16 +416,42 @@ function decide(tx: Tx, cmd: Extract<Command, { type: "decide" }>): Step {
   if (!mayDecide(who, item, ctx.config.operatorGroup)) {
     return refuse(protocolError("forbidden", `work item ${item.id} is not assigned to you`));
   }
+  // The decision and its arguments (tools.md decide's table), every issue at once, after forbidden
+  // and before not_accepted in the tool's order of checks.
   const allowed = decisionsFor(item);
-  if (!allowed.includes(cmd.decision)) {
+  const argIssues = allowed.includes(cmd.decision) ? [] : [`decision: must be one of ${allowed.join(", ")}`];
+  argIssues.push(...decideCombinationIssues(cmd));
+  if (argIssues.length > 0) {
     return refuse(
-      protocolError("invalid", `decision "${cmd.decision}" is not allowed on this work item`, [
-        `decision: must be one of ${allowed.join(", ")}`,
-      ]),
+      protocolError(
+        "invalid",
+        allowed.includes(cmd.decision)
+          ? `the arguments do not fit decision "${cmd.decision}"`
+          : `decision "${cmd.decision}" is not allowed on this work item`,
+        argIssues,
+      ),
     );
   }
   const at = ctx.now;
   const step = stepOf(tx, item.stepId);
+  if (cmd.decision === "approved" || cmd.decision === "rejected" || cmd.decision === "failed") {
+    // A decision's note is run data too (§3.1), so it must keep run data within the cap (§6 rule 3);
+    // otherwise one long note could leave a run that no later submission fits.
+    const decided: Completion = {
+      decision: cmd.decision,
+      ...(cmd.note !== undefined ? { note: cmd.note } : {}),
+      by: who.id,
+      at: iso(at),
+    };
+    const size = dataBytesWith(tx, item.stepId, decided);
+    if (size > ctx.config.runDataBytes) {
+      return refuse(
+        protocolError("not_accepted", `the decision on ${item.stepId} was not accepted; nothing changed`, [
+          `note: run data would be ${size} bytes with this decision, over limits.runDataBytes (${ctx.config.runDataBytes}); shorten the note`,
+        ]),
+      );
+    }
+  }
   switch (cmd.decision) {
     case "failed": {
       decideWorkItem(tx, item.id);
@@ -489,6 +516,9 @@ function cancel(tx: Tx, reason: string): Step {
   const actor = tx.ctx.actor;
   if (actor.kind !== "person" || !actor.operator) {
     return refuse(protocolError("forbidden", "only an operator cancels runs"));
+  }
+  if (reason.trim() === "") {
+    return refuse(protocolError("invalid", "say why the run is cancelled", ["reason: required"]));
   }
   const at = tx.ctx.now;
   endRun(tx, "cancelled", null, { by: actor.id, at: iso(at), note: reason }, at);

@@ -47,6 +47,11 @@ export interface StepRuntime {
   state: StepState | null;
   /** Order in which the step was last reached (a fresh attempt); drives rework (§3.1). */
   enteredSeq: number | null;
+  /**
+   * The same order, kept when rework rewinds the step (its `enteredSeq` becomes null), so a later
+   * rejection into it still knows which completions came after it. Absent in runs stored before it.
+   */
+  lastEnteredSeq?: number | null;
   /** When the current attempt became ready (agent steps) or waiting (others), epoch ms. */
   readySince: number | null;
   /** When `due` passes for the current attempt, epoch ms (§2.2 `due`). */

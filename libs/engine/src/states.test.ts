@@ -255,6 +255,51 @@ describe("rework through on_reject (§3.1)", () => {
     expect(sim.view().data.steps.diagnose).toMatchObject({ output: { diagnosis: "Cache." }, history: [] });
   });
 
+  it("a rejection into a step rewound earlier still rewinds what completed downstream of it since (§3.1; review finding)", () => {
+    const reviewer = person("rae@example.com", ["reviewer"]);
+    const sim = Sim.start(
+      published("rewind2", [
+        "steps:",
+        "  - id: s1",
+        "    agent: First.",
+        "    next: [s2, r1]",
+        "  - id: s2",
+        "    agent: Second.",
+        "  - id: r1",
+        "    person: reviewer",
+        "    approve: First review.",
+        "    on_reject: s1",
+        "  - id: r2",
+        "    person: reviewer",
+        "    approve: Second review.",
+        "    on_reject: s2",
+        "  - id: done",
+        "    finish: ok",
+      ]),
+      reviewer,
+    );
+    const a = agent("a_rw");
+    sim.work(a, "s1", {}, { next: "s2", reason: "Needs s2." });
+    sim.work(a, "s2", {});
+    sim.decide(reviewer, "r1", "rejected", { note: "Redo s1." });
+    expect(sim.states()).toMatchObject({ s1: "ready", s2: null, r1: null });
+    sim.work(a, "s1", {}, { next: "r1", reason: "Skip s2 now." });
+    sim.decide(reviewer, "r1", "approved");
+    sim.decide(reviewer, "r2", "rejected", { note: "Do s2 after all." });
+    // r1 was approved after s2's last completion and lies downstream of s2: it is rewound. s1 lies
+    // upstream of s2: its current completion stays.
+    expect(sim.states()).toMatchObject({ s1: "done", s2: "ready", r1: null, r2: null });
+    const data = sim.view().data.steps;
+    expect(data.r1).toEqual({
+      history: [
+        expect.objectContaining({ decision: "rejected" }),
+        expect.objectContaining({ decision: "approved" }),
+      ],
+    });
+    expect(data.s1).toMatchObject({ next: "r1", history: [expect.objectContaining({ next: "s2" })] });
+    expect(data.r2).toMatchObject({ decision: "rejected", note: "Do s2 after all." });
+  });
+
   it("repeated rework keeps every earlier completion in history, oldest first (R1-8, #31)", () => {
     const editor = person("ed@example.com", ["editor"]);
     const sim = Sim.start(

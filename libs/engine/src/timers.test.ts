@@ -38,6 +38,13 @@ describe("timers", () => {
       due: "2026-10-06T13:00:00.000Z",
     });
     expect(sim.events.filter((e) => e.type === "step.overdue")).toHaveLength(1);
+    // The notice names whom to notify: nobody holds the agent step yet; the operators always.
+    expect(sim.events.find((e) => e.type === "step.overdue")?.detail).toEqual({
+      due: "2026-10-06T13:00:00.000Z",
+      assignedTo: null,
+      claimedBy: null,
+      notify: "assignee-and-operators",
+    });
     sim.advance(DAY).tick();
     expect(sim.events.filter((e) => e.type === "step.overdue")).toHaveLength(1);
     expect(pendingTimers(sim.run, kindOf(sim))).toEqual([]);

@@ -89,7 +89,14 @@ function fire(tx: Tx, timer: Timer): void {
         mode: tx.run.mode,
         at: timer.at,
         stepId: timer.stepId,
-        detail: { due: iso(timer.at) },
+        // Whom to notify (§2.2: "the assignee and the organization's operators"): the work item's
+        // assignment for a person step or an escalation, the claim holder for a claimed agent step.
+        detail: {
+          due: iso(timer.at),
+          assignedTo: tx.run.workItems.find((w) => w.stepId === timer.stepId)?.assignedTo ?? null,
+          claimedBy: r.claim?.by ?? null,
+          notify: "assignee-and-operators",
+        },
       });
       return;
     default: {

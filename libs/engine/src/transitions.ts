@@ -200,6 +200,7 @@ function assignee(tx: Tx, step: TaskStep | ApproveStep): AssignedTo | null {
 function startAttempt(tx: Tx, stepId: string, at: number, due: string | null): StepRuntime {
   const r = rt(tx, stepId);
   r.enteredSeq = nextSeq(tx);
+  r.lastEnteredSeq = r.enteredSeq;
   r.readySince = at;
   r.dueAt = due ? at + (parseDuration(due) ?? 0) : null;
   r.overdueNotified = false;
@@ -349,23 +350,53 @@ export function timeOut(tx: Tx, stepId: string, at: number): void {
  */
 export function rework(tx: Tx, approvalId: string, targetId: string, at: number): void {
   const target = rt(tx, targetId);
-  // A target this run never reached (a route not taken, say diagnose → confirm rejecting into
-  // tier1_handoff) has no completion for anything to come "after": nothing is rewound.
-  const from = target.enteredSeq;
+  // "After the returned-to step" is downstream of it (forward edges) and reached since it was last
+  // reached. A target this run never reached (a route not taken: diagnose → confirm rejecting into
+  // tier1_handoff) has nothing after it; a target rewound earlier still has its last entry, so a
+  // step completed since (an approval on another route) is rewound too.
+  const from = target.enteredSeq ?? target.lastEnteredSeq ?? null;
+  const downstream = forwardReachable(tx, targetId);
   const later = Object.entries(tx.run.steps).filter(
     ([id, r]) =>
-      from !== null && id !== targetId && id !== approvalId && r.enteredSeq !== null && r.enteredSeq > from,
+      from !== null &&
+      id !== targetId &&
+      id !== approvalId &&
+      downstream.has(id) &&
+      r.enteredSeq !== null &&
+      r.enteredSeq > from,
   );
-  for (const [id] of later) {
+  for (const [id, r] of later) {
     closeWorkItem(tx, id);
     rewindData(tx, id);
-    tx.run.steps[id] = emptyRuntime();
+    tx.run.steps[id] = { ...emptyRuntime(), lastEnteredSeq: r.enteredSeq };
   }
   const approval = rt(tx, approvalId);
   approval.state = null;
   approval.fireAt = null;
   enter(tx, targetId, at);
   settle(tx, at);
+}
+
+/** Steps reachable from `from` along forward edges: `next` (routes, the default), `on_timeout`, parallel branches. */
+function forwardReachable(tx: Tx, from: string): Set<string> {
+  const seen = new Set<string>();
+  const queue = [from];
+  while (queue.length > 0) {
+    const id = queue.pop() as string;
+    const step = stepById(tx.ctx.def.process, id);
+    if (!step) continue;
+    const next = stepNext(tx.ctx.def.process, id);
+    const targets = typeof next === "string" ? [next] : Array.isArray(next) ? next.map((r) => r.to) : [];
+    if (step.kind === "wait_for" && step.onTimeout) targets.push(step.onTimeout);
+    if (step.kind === "parallel") targets.push(...step.branches);
+    for (const t of targets) {
+      if (!seen.has(t)) {
+        seen.add(t);
+        queue.push(t);
+      }
+    }
+  }
+  return seen;
 }
 
 /**

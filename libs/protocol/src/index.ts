@@ -47,6 +47,7 @@ export {
   DecideArgs,
   type Decision,
   DescribeArgs,
+  decideCombinationIssues,
   EscalateArgs,
   EvidenceItemArg,
   formatArgIssues,

@@ -3,8 +3,8 @@ import { z } from "zod";
 /**
  * The argument schemas of the 14 tools (tools.md; `conformance/schemas/core-2/tools/*.arguments.json`).
  * Every object is strict: an argument the contract does not name is a schema break, so `invalid`
- * (checklist #16). Combination rules that need no state (tools.md decide) are refinements here, so
- * they are `invalid` before anything else is read (ARCHITECTURE "Check order on writes").
+ * (checklist #16), before anything else is read (ARCHITECTURE "Check order on writes"). decide's
+ * combination rules are not part of the schema: see {@link decideCombinationIssues}.
  */
 
 const requestId = z.string().min(1).max(128);
@@ -86,50 +86,56 @@ export type Decision = (typeof DECISIONS)[number];
  * `completed` → `invalid`; `output`, `evidence` or `summary` with anything but `completed` → `invalid`;
  * `rejected`, `returned` and `failed` require `note` (a blank note says nothing, so it counts as missing).
  */
-export const DecideArgs = z
-  .strictObject({
-    runId: z.string(),
-    workItemId: z.string(),
-    snapshot: z.string(),
-    decision: z.enum(DECISIONS),
-    output: jsonObject.optional(),
-    evidence: z.array(EvidenceItemArg).optional(),
-    summary: z.string().max(2000).optional(),
-    next: z.string().optional(),
-    reason: z.string().max(4000).optional(),
-    note: z.string().max(4000).optional(),
-    requestId,
-  })
-  .superRefine((args, ctx) => {
-    const only = (key: "next" | "reason" | "output" | "evidence" | "summary") => {
-      if (args.decision !== "completed" && args[key] !== undefined) {
-        ctx.addIssue({
-          code: "custom",
-          path: [key],
-          message: `only with decision "completed", not "${args.decision}"`,
-        });
-      }
-    };
-    only("next");
-    only("reason");
-    only("output");
-    only("evidence");
-    only("summary");
-    if (args.decision === "completed" && args.note !== undefined) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["note"],
-        message: 'not with decision "completed"; put what you did in summary',
-      });
-    }
-    if (
-      (args.decision === "rejected" || args.decision === "returned" || args.decision === "failed") &&
-      (args.note === undefined || args.note.trim() === "")
-    ) {
-      ctx.addIssue({ code: "custom", path: ["note"], message: `required with decision "${args.decision}"` });
-    }
-  });
+export const DecideArgs = z.strictObject({
+  runId: z.string(),
+  workItemId: z.string(),
+  snapshot: z.string(),
+  decision: z.enum(DECISIONS),
+  output: jsonObject.optional(),
+  evidence: z.array(EvidenceItemArg).optional(),
+  summary: z.string().max(2000).optional(),
+  next: z.string().optional(),
+  reason: z.string().max(4000).optional(),
+  note: z.string().max(4000).optional(),
+  requestId,
+});
 export type DecideArgs = z.infer<typeof DecideArgs>;
+
+/**
+ * tools.md decide's combination rules, as `invalid` issues: `next`/`reason`, `output`, `evidence` and
+ * `summary` only with `completed`; `note` not with `completed`; `rejected`, `returned` and `failed`
+ * require a `note` (a blank one says nothing, so it counts as missing). The official argument schema
+ * does not state them, so they are not a schema break: the engine applies them in the tool's own
+ * order of checks, after `forbidden` and before `not_accepted`, so an ended run answers `run_ended`
+ * first (§3.5).
+ */
+export function decideCombinationIssues(args: {
+  decision: Decision;
+  output?: unknown;
+  evidence?: unknown;
+  summary?: unknown;
+  next?: unknown;
+  reason?: unknown;
+  note?: string | undefined;
+}): string[] {
+  const issues: string[] = [];
+  if (args.decision !== "completed") {
+    for (const key of ["next", "reason", "output", "evidence", "summary"] as const) {
+      if (args[key] !== undefined)
+        issues.push(`${key}: only with decision "completed", not "${args.decision}"`);
+    }
+  }
+  if (args.decision === "completed" && args.note !== undefined) {
+    issues.push('note: not with decision "completed"; put what you did in summary');
+  }
+  if (
+    (args.decision === "rejected" || args.decision === "returned" || args.decision === "failed") &&
+    (args.note === undefined || args.note.trim() === "")
+  ) {
+    issues.push(`note: required with decision "${args.decision}"`);
+  }
+  return issues;
+}
 
 export const CancelArgs = z.strictObject({ runId: z.string(), reason: z.string().max(4000), requestId });
 export type CancelArgs = z.infer<typeof CancelArgs>;

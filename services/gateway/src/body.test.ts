@@ -40,6 +40,11 @@ describe("parseBody (ARCHITECTURE: numbers are never rounded; bad input never hu
     expect(parseBody('{"a":1,"a":2}')).toMatchObject({ kind: "error", code: -32700 });
   });
 
+  it("refuses a __proto__ key inside the arguments, which JavaScript readers would turn into a prototype (§2.3: undeclared fields are refused)", () => {
+    const body = parseBody(call('{"inputs":{"label":"x","__proto__":{"label":1}}}'));
+    expect(argumentProblems(body)).toEqual([{ path: "inputs.__proto__", problem: "not an allowed key" }]);
+  });
+
   it("ignores brackets inside strings when measuring depth", () => {
     const body = parseBody(call(`{"note":"${"[{".repeat(1000)}"}`));
     expect(body.kind).toBe("json");

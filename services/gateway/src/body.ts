@@ -104,7 +104,15 @@ export function parseBody(text: string): ParsedBody {
     }
     if (Array.isArray(v)) return v.map((x, i) => walk(x, `${path}[${i}]`, level));
     const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = walk(x, path ? `${path}.${k}` : k, level);
+    for (const [k, x] of Object.entries(v)) {
+      // `__proto__` would set the object's prototype in every JavaScript reader after this one and
+      // vanish as a field, so it could never be refused as undeclared: refuse it here by name.
+      if (k === "__proto__") {
+        if (inside) problems.push({ path: `${path}.__proto__`, problem: "not an allowed key" });
+        continue;
+      }
+      out[k] = walk(x, path ? `${path}.${k}` : k, level);
+    }
     return out;
   };
   return { kind: "json", value: walk(raw, "", 0), problems };

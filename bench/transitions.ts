@@ -13,7 +13,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -77,6 +77,7 @@ COMMIT;
       encoding: "utf8",
     },
   );
+  rmSync(dir, { recursive: true, force: true });
   await admin.query(`drop database ${db} with (force)`);
   await admin.end();
   const m = /tps = ([0-9.]+)/.exec(out);

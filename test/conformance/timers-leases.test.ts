@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DAY, HOUR, MANUAL_CLOCK_DEPLOYMENTS, MINUTE, processFolder, TestClock } from "../support/clock.ts";
 import { type Deployment, type DistributedDeployment, REPO } from "../support/deploy.ts";
 import { journalOf, listenEvents, timersOf } from "../support/journal.ts";
-import type { McpSession } from "../support/mcp.ts";
+import { type McpSession, withoutUrls } from "../support/mcp.ts";
 import { agentItem, claimStep, decideStep, doStep, link, personEntry, stepOf } from "../support/walk.ts";
 
 /**
@@ -45,11 +45,6 @@ steps:
   - id: done
     finish: done
 `;
-
-/** Drops the short-lived file `url`s (signed with the read's time), which a replay may sign afresh. */
-function withoutUrls(value: unknown): unknown {
-  return JSON.parse(JSON.stringify(value), (key, v) => (key === "url" ? undefined : v));
-}
 
 describe.each(MANUAL_CLOCK_DEPLOYMENTS)("leases and deadlines — %s", (label, start) => {
   // The bus and the timers table exist only in the distributed deployment; those tests are defined only there.

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { advanceClock, clockNow } from "../../services/cli/src/clock.ts";
@@ -68,8 +68,17 @@ export function rfc3339(ms: number, offset?: string): string {
  * Writes a process written for a test to `<tmp>/<name>/PROCESS.md` and returns the folder, ready
  * for `baton.publish`. `frontmatter` is the YAML between the `---` lines, without `name`.
  */
+/** Temporary folders {@link processFolder} made, removed when the test process exits. */
+const made: string[] = [];
+
 export function processFolder(name: string, frontmatter: string, body = `# ${name}\n`): string {
-  const dir = join(mkdtempSync(join(tmpdir(), "baton-proc-")), name);
+  const parent = mkdtempSync(join(tmpdir(), "baton-proc-"));
+  if (made.length === 0)
+    process.once("exit", () => {
+      for (const d of made) rmSync(d, { recursive: true, force: true });
+    });
+  made.push(parent);
+  const dir = join(parent, name);
   mkdirSync(dir);
   writeFileSync(join(dir, "PROCESS.md"), `---\nname: ${name}\n${frontmatter.trim()}\n---\n\n${body}`);
   return dir;

@@ -79,3 +79,11 @@ export class McpSession {
     await this.client.close();
   }
 }
+
+/**
+ * A result without its short-lived file `url`s. URLs are signed when a response is sent (§5: "a
+ * short-lived url"), so a replay returns the original result with fresh URLs: compare without them.
+ */
+export function withoutUrls<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value), (key, v) => (key === "url" ? undefined : v)) as T;
+}

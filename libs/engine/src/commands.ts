@@ -101,6 +101,11 @@ export interface Outcome {
   value: CommandValue | null;
   error: ProtocolError | null;
   events: DomainEvent[];
+  /**
+   * The timers this transition applied (lease expiry, waits, time-outs, `due`), each at its own time,
+   * epoch ms. The journal records them, so each fired timer appears in exactly one journal entry.
+   */
+  fired: { kind: string; stepId: string; at: number }[];
 }
 
 /** The `file` evidence refs a command cites, for the shell to resolve into {@link CommandContext.files}. */

@@ -116,7 +116,7 @@ export function startRun(cmd: StartCommand, ctx: CommandContext): Outcome | { er
     seq: 0,
     snapshot: snapshotOf(data),
   };
-  const tx: Tx = { run, ctx, events: [], dataChanged: false };
+  const tx: Tx = { run, ctx, events: [], dataChanged: false, fired: [] };
   tx.events.push({ type: "run.started", runId: run.id, org: run.org, mode: run.mode, at: now });
   const first = def.process.steps[0];
   if (!first) throw new Error(`${def.name} v${def.version} has no steps`);
@@ -126,7 +126,14 @@ export function startRun(cmd: StartCommand, ctx: CommandContext): Outcome | { er
   // that is due the moment it exists (`wait: 0m`, `due: 0m`).
   applyDueTimers(tx, now);
   finish(tx, now);
-  return { run: tx.run, changed: true, value: { kind: "view" }, error: null, events: tx.events };
+  return {
+    run: tx.run,
+    changed: true,
+    value: { kind: "view" },
+    error: null,
+    events: tx.events,
+    fired: tx.fired ?? [],
+  };
 }
 
 /**
@@ -135,7 +142,7 @@ export function startRun(cmd: StartCommand, ctx: CommandContext): Outcome | { er
  * tool's documented order, with `run_ended` first on every write (§3.5).
  */
 export function apply(run: Run, command: Command, ctx: CommandContext): Outcome {
-  const tx: Tx = { run: structuredClone(run), ctx, events: [], dataChanged: false };
+  const tx: Tx = { run: structuredClone(run), ctx, events: [], dataChanged: false, fired: [] };
   const timed = applyDueTimers(tx, ctx.now) > 0;
   const result = dispatch(tx, command);
   // §4: the write returns only after every automatic transition it triggered, including a timer it
@@ -152,6 +159,7 @@ export function apply(run: Run, command: Command, ctx: CommandContext): Outcome 
     value: result.error ? null : result.value,
     error: result.error,
     events: tx.events,
+    fired: tx.fired ?? [],
   };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { startRun } from "./machine.ts";
+import { apply, startRun } from "./machine.ts";
 import { DRAFTING, SUPPLIER, WAITS } from "./test-processes.ts";
 import { agent, CONFIG, DAY, HOUR, MINUTE, operator, person, published, Sim, T0 } from "./test-support.ts";
 import { pendingTimers } from "./timers.ts";
@@ -129,5 +129,44 @@ describe("timers a write creates already due (§4)", () => {
     expect(started.run.steps.work?.state).toBe("ready");
     expect(started.run.steps.work?.overdueNotified).toBe(true);
     expect(started.events.map((e) => e.type)).toContain("step.overdue");
+  });
+});
+
+describe("the timers a transition applied are reported for the journal (issue #5)", () => {
+  it("one tick that crosses a cascade of waits reports each timer once, at its own time", () => {
+    const def = published("cascade", [
+      "steps:",
+      "  - id: first",
+      "    wait: 1d",
+      "  - id: second",
+      "    wait: 2d",
+      "  - id: work",
+      "    agent: Work.",
+      "  - id: done",
+      "    finish: done",
+    ]);
+    const started = startRun(
+      { runId: "r_cascade", inputs: {}, mode: "live" },
+      { actor: agent("a_c"), now: T0, def, config: CONFIG },
+    );
+    if (!("run" in started)) throw new Error("refused");
+    expect(started.fired).toEqual([]);
+    const outcome = apply(
+      started.run,
+      { type: "tick" },
+      { actor: { kind: "server" }, now: T0 + 4 * DAY, def, config: CONFIG },
+    );
+    expect(outcome.fired).toEqual([
+      { kind: "wait", stepId: "first", at: T0 + DAY },
+      { kind: "wait", stepId: "second", at: T0 + 3 * DAY },
+    ]);
+    // Applied once: a second tick fires nothing.
+    const again = apply(
+      outcome.run,
+      { type: "tick" },
+      { actor: { kind: "server" }, now: T0 + 5 * DAY, def, config: CONFIG },
+    );
+    expect(again.fired).toEqual([]);
+    expect(again.changed).toBe(false);
   });
 });

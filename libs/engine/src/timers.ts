@@ -55,6 +55,7 @@ export function applyDueTimers(tx: Tx, now: number): number {
 function fire(tx: Tx, timer: Timer): void {
   const r = tx.run.steps[timer.stepId];
   if (!r) return;
+  tx.fired?.push({ kind: timer.kind, stepId: timer.stepId, at: timer.at });
   // The run changed at the timer's time, not at whenever the shell applied it (a read at 10:05 of a
   // lease that ended at 10:00 shows the same run as the scheduler's commit at 10:00).
   tx.run.updatedAt = Math.max(tx.run.updatedAt, timer.at);

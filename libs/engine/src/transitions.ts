@@ -26,6 +26,8 @@ export interface Tx {
   events: DomainEvent[];
   /** Run data changed: recompute the snapshot before returning. */
   dataChanged: boolean;
+  /** The timers applied in this transition, in the order they fired (the journal records them). */
+  fired?: { kind: string; stepId: string; at: number }[];
 }
 
 /** A fresh runtime for a step that is not reached. */

@@ -47,6 +47,14 @@ import type { Ownership } from "./partitions/ownership.ts";
 import { agentWork, listRuns, personWork } from "./reads.ts";
 import { EngineStore, FenceLost, IdempotencyConflict } from "./store.ts";
 
+/**
+ * The timers a transition applied, for its journal entry (issue #5: "the journal shows one
+ * transition per timer"): every fired timer appears in exactly one entry, with its own time.
+ */
+function firedTimers(outcome: Outcome): { kind: string; stepId: string; at: string }[] {
+  return outcome.fired.map((t) => ({ kind: t.kind, stepId: t.stepId, at: iso(t.at) }));
+}
+
 /** What the engine service needs (CONVENTIONS: dependencies passed explicitly). */
 export interface EngineDeps {
   db: Db;
@@ -244,7 +252,7 @@ export function createEngine(deps: EngineDeps): EngineService {
           actorKind: who.kind,
           command: tool,
           requestId,
-          detail: { args: journalArgs, error: outcome.error?.code ?? null },
+          detail: { args: journalArgs, error: outcome.error?.code ?? null, timers: firedTimers(outcome) },
         },
         idempotency: result ? { requestId, tool, fingerprint: fp, result } : null,
         events: outcome.events,
@@ -383,7 +391,13 @@ export function createEngine(deps: EngineDeps): EngineService {
           before: run,
           after,
           def,
-          journal: { actor: "server", actorKind: "server", command: "tick", requestId: null, detail: {} },
+          journal: {
+            actor: "server",
+            actorKind: "server",
+            command: "tick",
+            requestId: null,
+            detail: { timers: firedTimers(outcome) },
+          },
           idempotency: null,
           events: outcome.events,
           partitions: settings.partitions,

@@ -1,27 +1,12 @@
-import type { ToolName } from "./tools.ts";
+import { TOOL_NAMES, type ToolName } from "./tools.ts";
 
 /**
  * What this build of Baton offers (§4.2, §8): the tools listed in `describe.tools` and the MCP tool
  * list, and the profiles in `describe.profiles`. The registry refuses at publication any process that
  * needs something outside these (ARCHITECTURE "A tool Baton does not offer yet"), so the gateway and
- * the registry read the same constants.
+ * the registry read the same constants. Every tool of core-2 is offered, the optional ones included.
  */
-export const OFFERED_TOOLS: readonly ToolName[] = [
-  "describe",
-  "list_processes",
-  "start_run",
-  "get_run",
-  "get_work",
-  "claim",
-  "submit",
-  "escalate",
-  "decide",
-  "cancel",
-  "renew",
-  "upload",
-  "send_event",
-  "list_runs",
-];
+export const OFFERED_TOOLS: readonly ToolName[] = TOOL_NAMES;
 
 /** Profiles implemented: none yet (`parallel-1` and `check-1` come with their own issues). */
 export const OFFERED_PROFILES: readonly string[] = [];

@@ -20,36 +20,84 @@ export function deliverScenarios(h: Harness): void {
       return { agent, editor, runId };
     }
 
-    it("1. decide checks run_ended → already_decided → not_found → stale → forbidden → not_accepted, each pinned where the next would also apply (tools.md decide)", async () => {
+    it("1. decide checks run_ended → already_decided → not_found → stale → forbidden → invalid (decision and argument combinations) → not_accepted, each pinned where the next would also apply (tools.md decide)", async () => {
       const { agent, editor, runId } = await inReview("a_d1", "ed_d1@example.com");
       const outsider = await h.person("out_d1@example.com", ["sales"]);
       const first = await h.workItem(editor, runId, "editor_review");
       const call = (who: McpSession, item: Data, snapshot: string, extra: Record<string, unknown> = {}) =>
         who.write("decide", { ...item.decide.arguments, snapshot, decision: "approved", ...extra });
-      // already_decided before not_found, stale and forbidden: an agent with a stale snapshot on a decided item.
+      const unknown = { decide: { arguments: { runId, workItemId: "w_999" } } };
+      // decide's combination rules are the engine's, after forbidden and before not_accepted, so every
+      // check before them is pinned with a combination that would also be invalid: next with approved,
+      // a rejection without its note, completed on an approval.
+      const nextWithApproved = { next: "done", reason: "x" };
+      const noNote = { decision: "rejected" };
+      const completedOnApproval = { decision: "completed", output: {} };
+
+      // already_decided before not_found, stale, forbidden and invalid: an agent and an outsider with a
+      // stale snapshot and a bad combination on a decided item.
       await h.decided(editor, runId, "editor_review", "rejected", { note: "Again." });
-      refused(await call(agent, first, "0".repeat(64)), "conflict", ["already_decided"]);
-      // not_found before stale.
-      refused(
-        await call(editor, { decide: { arguments: { runId, workItemId: "w_999" } } }, "stale"),
-        "not_found",
-      );
+      refused(await call(agent, first, "0".repeat(64), nextWithApproved), "conflict", ["already_decided"]);
+      refused(await call(outsider, first, first.snapshot, noNote), "conflict", ["already_decided"]);
+      // not_found before stale, forbidden and invalid.
+      refused(await call(agent, unknown, "stale", nextWithApproved), "not_found");
       await h.work(agent, runId, "draft", { revision: "r2" });
       const second = await h.workItem(editor, runId, "editor_review");
-      // stale before forbidden: the literal order pins stale for an agent with a stale snapshot.
-      refused(await call(agent, second, first.snapshot), "stale");
-      refused(await call(outsider, second, first.snapshot), "stale");
-      // forbidden with a current snapshot: an agent identity, a person outside the assignment.
-      refused(await call(agent, second, second.snapshot), "forbidden");
-      refused(await call(outsider, second, second.snapshot), "forbidden");
-      // The decision ends the run; afterwards run_ended comes before everything, even already_decided.
-      await h.decided(editor, runId, "editor_review", "approved");
-      refused(await call(agent, second, "stale"), "conflict", ["run_ended"]);
-      refused(
-        await call(editor, { decide: { arguments: { runId, workItemId: "w_999" } } }, "x"),
-        "conflict",
-        ["run_ended"],
+      // stale before forbidden and invalid: the literal order pins stale for an agent with a stale snapshot.
+      refused(await call(agent, second, first.snapshot, nextWithApproved), "stale");
+      refused(await call(outsider, second, first.snapshot, noNote), "stale");
+      refused(await call(editor, second, first.snapshot, completedOnApproval), "stale");
+      // forbidden before invalid, with a current snapshot: an agent identity, a person outside the assignment.
+      for (const bad of [nextWithApproved, noNote, completedOnApproval]) {
+        refused(await call(agent, second, second.snapshot, bad), "forbidden");
+        refused(await call(outsider, second, second.snapshot, bad), "forbidden");
+      }
+      // The assignee gets invalid for each: the decision allowed on the item, then the combinations.
+      expect(
+        refused(await call(editor, second, second.snapshot, nextWithApproved), "invalid").issues,
+      ).toEqual([
+        'next: only with decision "completed", not "approved"',
+        'reason: only with decision "completed", not "approved"',
+      ]);
+      expect(refused(await call(editor, second, second.snapshot, noNote), "invalid").issues).toEqual([
+        'note: required with decision "rejected"',
+      ]);
+      expect(
+        refused(await call(editor, second, second.snapshot, completedOnApproval), "invalid").issues,
+      ).toEqual(["decision: must be one of approved, rejected, failed"]);
+
+      // forbidden, then invalid, before not_accepted: on a task, a completion whose output would be
+      // not_accepted is forbidden for an agent and an outsider, invalid with a note for the assignee.
+      const hr = await h.person("hr_d1@example.com", ["hr-operations"]);
+      const onboarding = (
+        await hr.ok("start_run", {
+          process: "employee-onboarding",
+          inputs: {
+            employeeId: "E-d1",
+            employeeName: "N",
+            startDate: "2026-12-01",
+            hiringManager: "hm@example.com",
+          },
+        })
+      ).run.id;
+      const task = await h.workItem(hr, onboarding, "hr_setup");
+      const badOutput = { decision: "completed", output: { hrisRecord: 7 } };
+      refused(await call(agent, task, task.snapshot, badOutput), "forbidden");
+      refused(await call(outsider, task, task.snapshot, badOutput), "forbidden");
+      expect(
+        refused(await call(hr, task, task.snapshot, { ...badOutput, note: "x" }), "invalid").issues,
+      ).toEqual(['note: not with decision "completed"; put what you did in summary']);
+      expect(refused(await call(hr, task, task.snapshot, badOutput), "not_accepted").issues).toEqual(
+        expect.arrayContaining(["output.hrisRecord: expected string", "output.location: missing"]),
       );
+
+      // The decision ends the run; afterwards run_ended comes before everything, even already_decided,
+      // and before every combination.
+      await h.decided(editor, runId, "editor_review", "approved");
+      refused(await call(agent, second, "stale", nextWithApproved), "conflict", ["run_ended"]);
+      refused(await call(editor, second, second.snapshot, noNote), "conflict", ["run_ended"]);
+      refused(await call(outsider, first, first.snapshot, completedOnApproval), "conflict", ["run_ended"]);
+      refused(await call(editor, unknown, "x", nextWithApproved), "conflict", ["run_ended"]);
     });
 
     it("1. claim: claimed_by_you, claimed_by_other, not_ready; forbidden for a person and for a non-agent step; cancel forbidden for an agent and a non-operator (tools.md claim, cancel)", async () => {
@@ -115,10 +163,19 @@ export function deliverScenarios(h: Harness): void {
         'reason: only with decision "completed", not "approved"',
       ]);
       expect(
-        refused(await decide({ decision: "rejected", note: "x", output: {}, summary: "s" }), "invalid")
-          .issues,
+        refused(
+          await decide({
+            decision: "rejected",
+            note: "x",
+            output: {},
+            evidence: [{ kind: "link", ref: "x" }],
+            summary: "s",
+          }),
+          "invalid",
+        ).issues,
       ).toEqual([
         'output: only with decision "completed", not "rejected"',
+        'evidence: only with decision "completed", not "rejected"',
         'summary: only with decision "completed", not "rejected"',
       ]);
       expect(refused(await decide({ decision: "rejected" }), "invalid").issues).toEqual([
@@ -202,7 +259,7 @@ export function deliverScenarios(h: Harness): void {
         process: "deadline-wait",
         inputs: { notBefore: "2020-01-01T00:00:00Z" },
       });
-      expect(past.data.steps.hold).toMatchObject({ by: "server" });
+      expect(past.data.steps.hold).toEqual({ by: "server", at: expect.any(String), history: [] });
       expect(statesOf(past)).toMatchObject({ hold: "done", act: "ready" });
       const missing = await starter.ok("start_run", { process: "deadline-wait", inputs: {} });
       expect(missing.run).toMatchObject({ state: "ended", outcome: "failed", ended: { by: "server" } });
@@ -335,17 +392,33 @@ export function deliverScenarios(h: Harness): void {
       );
       expect(error.issues).toEqual(["steps.receipts.person: initiator needs a person to start the run"]);
 
-      // The snapshot is a hash of the run data at read time: the same until run data changes.
+      // The snapshot is a hash of the run data at read time (§3.4): the same across reads and across
+      // writes that leave run data alone, different once run data changes. Held events, refused
+      // decisions, returns, claims and escalations are not run data.
       const editor = await h.person("ed_d4@example.com", ["editor"]);
       const ops = await h.operator("ops_d4@example.com");
       const d = (await editor.ok("start_run", { process: "drafting", inputs: {} })).run.id;
       const claim = await h.claim(agent, d, "draft");
-      const before = await editor.ok("get_run", { runId: d });
       const escalated = await agent.ok("escalate", { token: claim.token, note: "Stuck." });
       const esc = escalated.workItems[0];
-      expect(esc.snapshot).toMatch(/^[0-9a-f]{64}$/);
-      expect((await ops.ok("get_run", { runId: d })).workItems[0].snapshot).toBe(esc.snapshot);
-      expect(before.workItems).toEqual([]);
+      const s0 = esc.snapshot;
+      expect(s0).toMatch(/^[0-9a-f]{64}$/);
+      const current = async () => (await ops.ok("get_run", { runId: d })).workItems[0].snapshot;
+      expect(await current()).toBe(s0);
+      expect((await h.workItem(ops, d, "draft")).snapshot).toBe(s0); // a get_work read
+      expect(await agent.ok("send_event", { runId: d, name: "unrelated", data: { n: 1 } })).toEqual({
+        consumedBy: null,
+      });
+      expect(await current()).toBe(s0);
+      refused(
+        await ops.write("decide", {
+          ...esc.decide.arguments,
+          decision: "completed",
+          output: { revision: 7 },
+        }),
+        "not_accepted",
+      );
+      expect(await current()).toBe(s0);
       // Escalation: the three decisions and a due clock that `returned` does not restart.
       expect(esc.decide.decisions).toEqual(["returned", "completed", "failed"]);
       const dueBefore = escalated.steps.find((s: Data) => s.id === "draft").due;
@@ -357,23 +430,46 @@ export function deliverScenarios(h: Harness): void {
       });
       expect((await h.agentItem(agent, d, "draft")).due).toBe(dueBefore);
       const c2 = await h.claim(agent, d, "draft");
-      await agent.ok("escalate", { token: c2.token, note: "Still stuck." });
+      const again = await agent.ok("escalate", { token: c2.token, note: "Still stuck." });
+      // A new item after a return, a claim and an escalation, none of which changed run data: same snapshot.
+      expect(again.workItems[0].id).not.toBe(esc.id);
+      expect(again.workItems[0].snapshot).toBe(s0);
       const completed = await h.decided(ops, d, "draft", "completed", { output: { revision: "by-ops" } });
       expect(completed.data.steps.draft).toMatchObject({
         output: { revision: "by-ops" },
         by: "ops_d4@example.com",
       });
-      expect(completed.data.steps.draft.output.revision).toBe("by-ops");
-
-      // First decision wins among group members (the concurrent form is point 9).
-      const second = await h.person("ed2_d4@example.com", ["editor"]);
+      // The completion changed run data: a new snapshot, and the old one is stale.
+      const s1 = completed.workItems[0].snapshot;
+      expect(s1).not.toBe(s0);
       const reviewItem = await h.workItem(editor, d, "editor_review");
-      await editor.ok("decide", { ...reviewItem.decide.arguments, decision: "approved", requestId: rid() });
+      expect(reviewItem.snapshot).toBe(s1);
       refused(
-        await second.write("decide", { ...reviewItem.decide.arguments, decision: "rejected", note: "No." }),
-        "conflict",
-        ["run_ended"],
+        await editor.write("decide", { ...reviewItem.decide.arguments, snapshot: s0, decision: "approved" }),
+        "stale",
       );
+
+      // First decision wins among group members (the concurrent form is point 9): one shared item; the
+      // first decision (a rejection into on_reject) does not end the run, and the second member, holding
+      // the same item and a snapshot that is now stale, learns already_decided.
+      const second = await h.person("ed2_d4@example.com", ["editor"]);
+      expect((await h.workItem(second, d, "editor_review")).id).toBe(reviewItem.id);
+      const rejected = await editor.ok("decide", {
+        ...reviewItem.decide.arguments,
+        decision: "rejected",
+        note: "Tighten it.",
+        requestId: rid(),
+      });
+      expect(rejected.run.state).toBe("active");
+      expect(statesOf(rejected)).toMatchObject({ draft: "ready", editor_review: null });
+      refused(
+        await second.write("decide", { ...reviewItem.decide.arguments, decision: "approved" }),
+        "conflict",
+        ["already_decided"],
+      );
+      const after = await second.ok("get_run", { runId: d });
+      expect(after.data.steps.editor_review).toMatchObject({ decision: "rejected", by: "ed_d4@example.com" });
+      expect(statesOf(after)).toEqual(statesOf(rejected));
     });
 
     it("5. events: agents and operators send, people may not; held per run, oldest first by name, one delivery per wait; consumedBy (§3.6)", async () => {
@@ -407,6 +503,31 @@ export function deliverScenarios(h: Harness): void {
       expect(ended.data.steps.second).toMatchObject({ output: { n: 2 }, by: "ops_d5@example.com" });
       refused(await sender.write("send_event", { runId: a, name: "ping" }), "conflict", ["run_ended"]);
       refused(await sender.write("send_event", { runId: b, name: "Not A Name" }), "invalid");
+
+      // Oldest first by name: before any wait is ready, settled n:1, noted n:2, settled n:3 are held. The
+      // first `settled` wait takes n:1 (the oldest of its name, not the newer n:3); n:3 stays held though
+      // the older noted n:2 is ahead of it, until the second `settled` wait takes it; the `noted` wait
+      // then takes n:2.
+      const c = (await starter.ok("start_run", { process: "held-events", inputs: {} })).run.id;
+      for (const [name, n] of [
+        ["settled", 1],
+        ["noted", 2],
+        ["settled", 3],
+      ] as const) {
+        expect(await sender.ok("send_event", { runId: c, name, data: { n } })).toEqual({ consumedBy: null });
+      }
+      const firstTaken = await h.work(sender, c, "prepare", {});
+      expect(firstTaken.data.steps.first).toMatchObject({ output: { n: 1 }, by: "a_d5" });
+      expect(statesOf(firstTaken)).toMatchObject({
+        first: "done",
+        check: "ready",
+        second: null,
+        noted: null,
+      });
+      const rest = await h.work(sender, c, "check", {});
+      expect(rest.data.steps.second).toMatchObject({ output: { n: 3 }, by: "a_d5" });
+      expect(rest.data.steps.noted).toMatchObject({ output: { n: 2 }, by: "a_d5" });
+      expect(rest.run).toMatchObject({ state: "ended", outcome: "settled" });
     });
 
     it("6. limits and mode: limits.runDataBytes bounds inputs at start, submissions and held events; mode test shows on get_work items, claims and work items (§3.3, §6 rule 3)", async () => {

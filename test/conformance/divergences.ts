@@ -175,6 +175,17 @@ export function divergenceScenarios(h: Harness): void {
         "next: required, one of confirm, tier1_handoff",
         "reason: required",
       ]);
+      // The person's reason must be non-blank too, as the agent's.
+      refused(
+        await h.decide(ops, runId, "diagnose", "completed", {
+          output,
+          evidence,
+          next: "tier1_handoff",
+          reason: " \t ",
+        }),
+        "not_accepted",
+        ["reason: required"],
+      );
       const done = await h.decided(ops, runId, "diagnose", "completed", {
         output,
         evidence,

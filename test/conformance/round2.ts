@@ -50,7 +50,7 @@ export function round2Scenarios(h: Harness): void {
       });
     });
 
-    it("R2-1 invoice-approval: claim shows the routes; submit with next and reason → one work item; decide approved or rejected (no on_reject) ends the run (§3.2, §3.5)", async () => {
+    it("R2-1 invoice-approval: claim shows the routes; submit with next and reason → one work item; approved continues at record, rejected (no on_reject) ends the run rejected (§3.2, §3.5)", async () => {
       const agent = await h.agent("a_ap2");
       const cfo = await h.person("cfo2@example.com", ["cfo"]);
       const inputs = { invoiceId: "INV-410", invoiceDocument: "DMS-410", manager: "mgr@example.com" };
@@ -87,8 +87,16 @@ export function round2Scenarios(h: Harness): void {
       const submitted = await agent.ok("submit", { ...args, summary: "Validated against PO-1." });
       expect(submitted.run.state).toBe("waiting");
       expect(submitted.workItems.map((w: Data) => w.stepId)).toEqual(["cfo_review"]);
+      // The fixture's approval continues at `record` (the review's older file ended there; R1-1 runs it to the end).
       const approved = await h.decided(cfo, runId, "cfo_review", "approved");
-      expect(approved.data.steps.cfo_review.decision).toBe("approved");
+      expect(approved.data.steps.cfo_review).toEqual({
+        decision: "approved",
+        by: "cfo2@example.com",
+        at: expect.any(String),
+        history: [],
+      });
+      expect(statesOf(approved)).toMatchObject({ cfo_review: "done", record: "ready" });
+      expect(approved.run.state).toBe("active");
 
       const alt = (await agent.ok("start_run", { process: "invoice-approval", inputs })).run.id;
       await h.work(agent, alt, "validate", args.output, {
@@ -140,6 +148,33 @@ export function round2Scenarios(h: Harness): void {
       expect((await h.workItem(manager, runId, "access_plan")).assignedTo).toEqual({
         person: "manager@example.com",
       });
+
+      // Work item requirements equal claim.step's (§3.4): the fixture has no agent step shaped like its
+      // tasks, so `twin-steps` declares an agent step and a task alike (with a route list); the task's
+      // work item and the agent step's escalation item both carry what the agent's claim carries.
+      const agent = await h.agent("a_twin2");
+      const reviewer = await h.person("rev2@example.com", ["reviewer"]);
+      const routed = async (to: "gather" | "confirm") => {
+        const id = (await agent.ok("start_run", { process: "twin-steps", inputs: {} })).run.id;
+        await h.work(agent, id, "route", {}, { next: to, reason: `Route to ${to}.` });
+        return id;
+      };
+      const claimed = await h.claim(agent, await routed("gather"), "gather");
+      const task = await h.workItem(reviewer, await routed("confirm"), "confirm");
+      const requirements = (x: Data) => ({ output: x.output, evidence: x.evidence, next: x.next });
+      expect(claimed.step.next).toEqual([{ to: "accepted", when: "Every check passed" }, { to: "closed" }]);
+      expect(claimed.step.evidence).toEqual(["link", "file"]);
+      expect(Object.keys(claimed.step.output).sort()).toEqual([
+        "checksComplete",
+        "level",
+        "notes",
+        "recordRef",
+        "systems",
+      ]);
+      expect(requirements(task)).toEqual(requirements(claimed.step));
+      expect(task.text).toBe(claimed.step.instructions);
+      const escalated = await agent.ok("escalate", { token: claimed.token, note: "The HRIS is down." });
+      expect(requirements(escalated.workItems[0])).toEqual(requirements(claimed.step));
 
       const other = (await hr.ok("start_run", { process: "employee-onboarding", inputs })).run.id;
       const failed = await h.decided(hr, other, "hr_setup", "failed", { note: "Candidate withdrew." });
@@ -455,7 +490,11 @@ export function round2Scenarios(h: Harness): void {
         })
       ).run.id;
       const link = { evidence: [{ kind: "link", ref: "https://inc/28" }] };
-      await h.work(
+      const DAY = 24 * 60 * 60 * 1000;
+      // `due` is measured from the moment the step became ready: the `updatedAt` of the write that readied it.
+      const dueAfter = (item: Data, readied: Data) =>
+        Date.parse(item.due) - Date.parse(readied.run.updatedAt);
+      const drafted = await h.work(
         agent,
         runId,
         "draft",
@@ -463,6 +502,7 @@ export function round2Scenarios(h: Harness): void {
         link,
       );
       const firstReview = await h.workItem(owner, runId, "review");
+      expect(dueAfter(firstReview, drafted)).toBe(5 * DAY);
       const rejected = await h.decided(owner, runId, "review", "rejected", { note: "ACT-2 has no owner." });
       expect(statesOf(rejected)).toMatchObject({ draft: "ready", review: null });
       expect(rejected.data.steps.review).toMatchObject({ decision: "rejected", note: "ACT-2 has no owner." });
@@ -480,9 +520,11 @@ export function round2Scenarios(h: Harness): void {
       });
       const secondReview = await h.workItem(owner, runId, "review");
       expect(secondReview.id).not.toBe(firstReview.id);
-      expect(Date.parse(secondReview.due)).toBeGreaterThan(Date.parse(firstReview.due));
+      // Restarted: five days from the second readiness, not the first.
+      expect(dueAfter(secondReview, redrafted)).toBe(5 * DAY);
+      expect(Date.parse(redrafted.run.updatedAt)).toBeGreaterThan(Date.parse(drafted.run.updatedAt));
       await h.decided(owner, runId, "review", "approved");
-      await h.work(
+      const registered = await h.work(
         agent,
         runId,
         "register_actions",
@@ -490,10 +532,10 @@ export function round2Scenarios(h: Harness): void {
         link,
       );
       const view = await owner.ok("get_run", { runId });
-      expect(view.steps.find((s: Data) => s.id === "track_closure")).toMatchObject({
-        state: "waiting",
-        overdue: false,
-      });
+      const closure = view.steps.find((s: Data) => s.id === "track_closure");
+      expect(closure).toMatchObject({ state: "waiting", overdue: false });
+      expect(dueAfter(closure, registered)).toBe(30 * DAY);
+      expect((await h.workItem(owner, runId, "track_closure")).due).toBe(closure.due);
       const ended = await h.decided(owner, runId, "track_closure", "completed", {
         output: { closures: [{ issue: "ACT-1" }], closureSummary: "Done." },
         ...link,
@@ -501,10 +543,11 @@ export function round2Scenarios(h: Harness): void {
       expect(ended.run.outcome).toBe("closed");
     });
 
-    it("R2-9 customer-offboarding events: an early event is held ({consumedBy: null}) and consumed on readiness; two early events are consumed oldest first, the newer held until the run ends (§3.6)", async () => {
+    it("R2-9 customer-offboarding events: an early event is held ({consumedBy: null}) and consumed on readiness; two early events are consumed oldest first, the newer held for a later wait of its name until the run ends, when it is dropped unconsumed (§3.6)", async () => {
       const owner = await h.person("acct9@example.com", ["account-owner"]);
       const agent = await h.agent("a_offboard9");
       const billing = await h.agent("a_billing9");
+      const ops = await h.operator();
       const toSettlement = async (events: Record<string, unknown>[]) => {
         const runId = (
           await owner.ok("start_run", {
@@ -542,14 +585,42 @@ export function round2Scenarios(h: Harness): void {
 
       const fifo = await toSettlement([{ settlementRef: "SET-OLD" }, { settlementRef: "SET-CORRECTED" }]);
       expect(fifo.view.data.steps.settlement_event.output).toEqual({ settlementRef: "SET-OLD" });
-      const ops = await h.operator();
+
+      // The fixture has one wait of that name, so `held-events` shows the newer one held: after the first
+      // wait took the older, the second wait of the same name, ready only later, consumes the newer.
+      const held = (await owner.ok("start_run", { process: "held-events", inputs: {} })).run.id;
+      for (const settlementRef of ["SET-OLD", "SET-CORRECTED"]) {
+        const sent = await billing.ok("send_event", {
+          runId: held,
+          name: "settled",
+          data: { settlementRef },
+        });
+        expect(sent).toEqual({ consumedBy: null });
+      }
+      const first = await h.work(agent, held, "prepare", {});
+      expect(first.data.steps.first.output).toEqual({ settlementRef: "SET-OLD" });
+      expect(statesOf(first)).toMatchObject({ first: "done", check: "ready", second: null });
+      const second = await h.work(agent, held, "check", {});
+      expect(second.data.steps.second).toMatchObject({
+        output: { settlementRef: "SET-CORRECTED" },
+        by: "a_billing9",
+      });
+      expect(statesOf(second)).toMatchObject({ second: "done", noted: "waiting" });
+
+      // The run's end: in the offboarding run SET-CORRECTED is still held (no later wait of its name).
+      // Held events are not run data, so the protocol shows their discarding only as this: the run ends
+      // with the wait's output unchanged, nothing carries the held data, and no later write reaches the
+      // run, so it can never be consumed.
       const cancelled = await ops.ok("cancel", { runId: fifo.runId, reason: "Test over." });
       expect(cancelled.run.state).toBe("cancelled");
+      expect(cancelled.data.steps.settlement_event.output).toEqual({ settlementRef: "SET-OLD" });
+      expect(JSON.stringify(cancelled)).not.toContain("SET-CORRECTED");
       refused(
         await billing.write("send_event", { runId: fifo.runId, name: "final-invoice-settled" }),
         "conflict",
         ["run_ended"],
       );
+      expect(JSON.stringify(await owner.ok("get_run", { runId: fifo.runId }))).not.toContain("SET-CORRECTED");
     });
 
     it("R2-10 a step with an invented branches key is refused at publication as an unknown key (§2.1, §2.2); the parallel form is R3-1", async () => {
@@ -570,32 +641,58 @@ export function round2Scenarios(h: Harness): void {
       expect(error.issues).toEqual(["steps.sign_off.person: initiator needs a person to start the run"]);
     });
 
-    it("R2-extra b: after failed and after cancel, unfinished steps are cancelled, items removed, tokens dead (§3.5)", async () => {
+    it("R2-extra b: after failed and after cancel, items are removed and late writes are run_ended; cancel cancels the unfinished step and kills its live token; in core a failed decision leaves no other unfinished step or live token, so there the failed step is failed, nothing else reached, held events dropped (§3.5)", async () => {
+      // Core has one open step at a time, and a `failed` decision needs a work item: a person step, or an
+      // escalated agent step whose claim the escalation already ended. So when `failed` ends a core run no
+      // other step is unfinished and no token is live; what the failed half can show is the failed step,
+      // the rest never reached, the item gone, a held event dropped, and every late write run_ended.
       const agent = await h.agent("a_extra_b");
       const editor = await h.person("edb@example.com", ["editor"]);
       const ops = await h.operator();
       const runId = (await editor.ok("start_run", { process: "drafting", inputs: {} })).run.id;
       const claim = await h.claim(agent, runId, "draft");
-      await agent.ok("escalate", { token: claim.token, note: "Need a brief." });
+      expect(
+        await agent.ok("send_event", { runId, name: "brief_ready", data: { brief: "HELD-BRIEF-B" } }),
+      ).toEqual({ consumedBy: null });
+      const escalated = await agent.ok("escalate", { token: claim.token, note: "Need a brief." });
+      const item = escalated.workItems[0];
+      const submit = { token: claim.token, output: { revision: "r" }, summary: "x" };
+      refused(await agent.write("submit", submit), "stale");
       const failed = await h.decided(ops, runId, "draft", "failed", { note: "No brief will come." });
       expect(failed.run).toMatchObject({
         state: "ended",
         outcome: "failed",
-        ended: { note: "No brief will come." },
+        ended: { by: "olga@example.com", note: "No brief will come." },
       });
       expect(statesOf(failed)).toEqual({ draft: "failed", editor_review: null, done: null });
+      expect(failed.data.steps.draft).toMatchObject({ decision: "failed", note: "No brief will come." });
       expect(failed.workItems).toEqual([]);
+      // The held event is not run data; it shows nowhere and no write can deliver it now.
+      expect(JSON.stringify(failed)).not.toContain("HELD-BRIEF-B");
+      refused(await agent.write("submit", submit), "conflict", ["run_ended"]);
+      refused(await agent.write("claim", { runId, stepId: "draft" }), "conflict", ["run_ended"]);
+      refused(await agent.write("send_event", { runId, name: "brief_ready" }), "conflict", ["run_ended"]);
+      refused(await ops.write("cancel", { runId, reason: "Late." }), "conflict", ["run_ended"]);
+      refused(
+        await ops.write("decide", { ...item.decide.arguments, decision: "returned", note: "Go on." }),
+        "conflict",
+        ["run_ended"],
+      );
+      expect(await h.inboxEntry(ops, runId, "draft")).toBeUndefined();
+      expect(await h.agentItem(agent, runId, "draft")).toBeUndefined();
 
       const other = (await editor.ok("start_run", { process: "drafting", inputs: {} })).run.id;
       const c = await h.claim(agent, other, "draft");
       const cancelled = await ops.ok("cancel", { runId: other, reason: "Brief withdrawn." });
       expect(statesOf(cancelled)).toEqual({ draft: "cancelled", editor_review: null, done: null });
+      expect(cancelled.workItems).toEqual([]);
       refused(
         await agent.write("submit", { token: c.token, output: { revision: "r" }, summary: "x" }),
         "conflict",
         ["run_ended"],
       );
       refused(await agent.write("renew", { token: c.token }), "conflict", ["run_ended"]);
+      refused(await agent.write("escalate", { token: c.token, note: "x" }), "conflict", ["run_ended"]);
       expect(await h.agentItem(agent, other, "draft")).toBeUndefined();
     });
   });

@@ -398,8 +398,9 @@ export function decisionsOf(item: WorkItemState): string[] {
 
 /**
  * tools.md decide, in the order checked: run_ended → already_decided → not_found → stale → forbidden
- * (non-human identity or outside the assignment) → the decision allowed on this item → not_accepted.
- * Argument combinations (`note` with `completed`, …) were refused as `invalid` by the schema already.
+ * (non-human identity or outside the assignment) → invalid (a decision this item does not accept,
+ * and the decision table's combinations: `note` with `completed`, `next` with `approved`, a missing
+ * note, …; `decideCombinationIssues`) → not_accepted (the cap, and acceptance for `completed`).
  */
 function decide(tx: Tx, cmd: Extract<Command, { type: "decide" }>): Step {
   const { run, ctx } = tx;

@@ -13,7 +13,7 @@ import { agentItem, claimStep, decideStep, doStep, link, personEntry, stepOf } f
  * replayed after its lease ended returns the original result (R2-5, R3-3a, checklist #52), and `due`
  * marks work overdue in `get_run` and `get_work` without closing it — a repeat restarts the clock,
  * `returned` does not (R2-8, checklist #72–#75). On NATS the overdue event reaches the bus and the
- * journal shows each timer as one `tick` transition.
+ * journal shows each fired timer in exactly one transition's `detail.timers`.
  */
 
 const fixture = (name: string) => join(REPO, "conformance/fixtures", name);
@@ -363,7 +363,7 @@ describe.each(MANUAL_CLOCK_DEPLOYMENTS)("leases and deadlines — %s", (label, s
   });
 
   distributedOnly(
-    "on NATS: the overdue event reaches the bus as events.<org>.step.overdue, once per attempt, and every fired timer is one tick transition in the journal (C §2.2 due; ARCHITECTURE outbox)",
+    "on NATS: the overdue event reaches the bus as events.<org>.step.overdue, once per attempt, and every fired timer is in exactly one journal entry's detail.timers (C §2.2 due; ARCHITECTURE outbox)",
     async () => {
       const d = baton as DistributedDeployment;
       const tap = await listenEvents(d.namespace, "events.*.step.overdue");
@@ -390,6 +390,14 @@ describe.each(MANUAL_CLOCK_DEPLOYMENTS)("leases and deadlines — %s", (label, s
         const journal = await journalOf(d.databaseUrl, [runId]);
         expect(journal.map((r) => r.command)).toEqual(["start_run", "claim", "tick", "tick"]);
         expect(journal.filter((r) => r.command === "tick").every((r) => r.actor === "server")).toBe(true);
+        // Fired timers are counted from what each transition applied (`detail.timers`), not from
+        // the number of tick rows: each timer is in exactly one entry, at its own fire time.
+        expect(journal.map((r) => r.timers)).toEqual([
+          [],
+          [],
+          [{ kind: "lease", stepId: "triage", at: iso(t0 + LEASE) }],
+          [{ kind: "due", stepId: "triage", at: iso(t0 + HOUR) }],
+        ]);
         const overdue = journal.flatMap((r) => r.events).filter((e) => e.type === "step.overdue");
         expect(overdue).toHaveLength(1);
         const stale = await agent.write("submit", {

@@ -1,19 +1,33 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { advanceClock } from "../../services/cli/src/clock.ts";
 import { DAY, HOUR, processFolder, TestClock } from "../support/clock.ts";
-import { type Deployment, REPO, startDistributed, startEmbedded } from "../support/deploy.ts";
+import {
+  type Deployment,
+  type DistributedDeployment,
+  REPO,
+  startDistributed,
+  startEmbedded,
+} from "../support/deploy.ts";
+import { journalOf, withDb } from "../support/journal.ts";
 import type { McpSession } from "../support/mcp.ts";
-import { stepOf } from "../support/walk.ts";
+import { agentItem, stepOf } from "../support/walk.ts";
 
 /**
  * Issue #5 "A clock you can move": `baton clock advance <duration>` against `baton dev --clock
  * manual` returns once every timer that fell due has been applied (cascades included); the admin call
  * is refused unless the clock is manual and unless the caller is an operator; the manual clock
- * survives a restart on the same data directory without going backwards; on NATS a service started
- * later joins the shared clock where it stands.
+ * survives a restart on the same data directory without going backwards (nor behind the run data a
+ * real-time session left); on NATS a service started later joins the shared clock where it stands,
+ * and an advance the engine cannot finish yet is retried without moving the clock twice.
+ *
+ * What proves a timer fired is what only a committed transition changes: `get_work` listing the next
+ * agent step (the ready-steps index is written by the commit), and on PostgreSQL the journal's tick
+ * rows with their `detail.timers`. `get_run` alone proves nothing here: it applies due timers to the
+ * view on the fly, so it looks right even if the scheduler delivered nothing.
  */
 
 const CASCADE = `
@@ -61,6 +75,18 @@ function baton(args: string[]): Promise<{ code: number | null; stdout: string; s
 
 const base = (d: Deployment) => d.url.replace(/\/mcp$/, "");
 
+/** Resolves when a service process has exited; rejects after 15 s. */
+function exited(child: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const timer = setTimeout(() => reject(new Error("the service did not stop within 15 s")), 15_000);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
 /** `call()` once a service that is still starting answers it (deadline 60 s). */
 async function untilAnswered<T>(call: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + 60_000;
@@ -92,16 +118,19 @@ describe("baton clock — embedded (baton dev --clock manual)", () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it("baton clock advance 3d returns once both waits of a cascade are applied, and prints the new time (issue #5)", async () => {
+  it("baton clock advance 3d returns once both waits of a cascade are applied, and prints the new time (issue #5; review #5a: proven by get_work, which only a committed tick changes)", async () => {
     const before = await (await TestClock.of(dev)).now();
     const now = await baton(["clock", "now", "--url", base(dev), "--data-dir", dataDir]);
     expect(now).toMatchObject({ code: 0, stdout: `${new Date(before).toISOString()} manual\n` });
 
     const started = await agent.ok("start_run", { process: "cascade", inputs: {} });
     const runId = started.run.id as string;
+    expect(await agentItem(agent, runId, "work")).toBeUndefined();
     const advanced = await baton(["clock", "advance", "3d", "--url", base(dev), "--data-dir", dataDir]);
     expect(advanced).toMatchObject({ code: 0, stdout: `${new Date(before + 3 * DAY).toISOString()}\n` });
-    // No waiting: the command returned after the cascade.
+    // No waiting: the command returned after the cascade was committed, so the agent's inbox lists
+    // the step after it (the index get_work reads is written only by the tick's commit).
+    expect(await agentItem(agent, runId, "work")).toMatchObject({ runId, stepId: "work" });
     const view = await agent.ok("get_run", { runId });
     expect(view.data.steps.first).toMatchObject({ by: "server", at: new Date(before + DAY).toISOString() });
     expect(view.data.steps.second).toMatchObject({
@@ -137,7 +166,7 @@ describe("baton clock — embedded (baton dev --clock manual)", () => {
     expect(((await invalid.json()) as { error: { code: string } }).error.code).toBe("invalid");
   });
 
-  it("the manual clock survives a restart on the same data directory: time does not go backwards, and waits still fire (issue #5)", async () => {
+  it("the manual clock survives a restart on the same data directory: time does not go backwards, and waits still fire (issue #5; review #5a: proven by get_work)", async () => {
     const clock = await TestClock.of(dev);
     const reached = await clock.advance(5 * DAY);
     const started = await agent.ok("start_run", { process: "cascade", inputs: {} });
@@ -149,9 +178,46 @@ describe("baton clock — embedded (baton dev --clock manual)", () => {
     const again = await TestClock.of(dev);
     expect(await again.now()).toBe(reached);
     await again.advance(3 * DAY);
+    expect(await agentItem(agent, started.run.id, "work")).toMatchObject({ stepId: "work" });
     const view = await agent.ok("get_run", { runId: started.run.id });
     expect(view.data.steps.second).toMatchObject({ at: new Date(reached + 3 * DAY).toISOString() });
     expect(stepOf(view, "work").state).toBe("ready");
+  });
+});
+
+describe("baton clock — manual, then real time, then manual on one data directory", () => {
+  it("review #8: a manual clock resumes no earlier than the newest run a real-time session left, so it never puts run data in the future", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-clock-mix-"));
+    let d: Deployment | null = null;
+    try {
+      d = await startEmbedded({ clock: "manual", dataDir: dir });
+      await d.publish(processFolder("cascade", CASCADE));
+      const left = await (await TestClock.of(d)).now();
+      await d.stop();
+
+      d = await startEmbedded({ dataDir: dir });
+      const session = await d.session({ kind: "agent", id: "a_real" });
+      const started = await session.ok("start_run", { process: "cascade", inputs: {} });
+      await session.close();
+      const startedAt = Date.parse(started.run.startedAt);
+      expect(startedAt).toBeGreaterThan(left);
+      await d.stop();
+
+      d = await startEmbedded({ clock: "manual", dataDir: dir });
+      const clock = await TestClock.of(d);
+      // Before the fix the clock resumed at `left`, behind the run started in real time.
+      expect(await clock.now()).toBeGreaterThanOrEqual(startedAt);
+      const agent2 = await d.session({ kind: "agent", id: "a_real" });
+      await clock.advance(3 * DAY);
+      const view = await agent2.ok("get_run", { runId: started.run.id });
+      expect(view.data.steps.second).toMatchObject({ by: "server" });
+      expect(Date.parse(view.data.steps.first.at)).toBe(startedAt + DAY);
+      expect(await agentItem(agent2, started.run.id, "work")).toMatchObject({ stepId: "work" });
+      await agent2.close();
+    } finally {
+      await d?.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -185,23 +251,110 @@ describe("baton clock — real time (the default)", () => {
 });
 
 describe("baton clock — distributed (shared manual clock in NATS KV)", () => {
+  let d: DistributedDeployment;
+
+  beforeAll(async () => {
+    // A short call deadline on every service, so an advance that cannot finish answers quickly.
+    d = await startDistributed({
+      clock: "manual",
+      schedulers: 0,
+      env: { BATON_CALL_TIMEOUT_MS: "4000" },
+    });
+    await d.publish(processFolder("cascade", CASCADE));
+  });
+
+  afterAll(async () => {
+    await d?.stop();
+  });
+
   it("a scheduler started after the clock moved joins it where it stands; the clock outlives every scheduler (issue #5)", async () => {
-    const d = await startDistributed({ clock: "manual", schedulers: 0 });
+    const first = d.serve("scheduler", { BATON_REPLICA_ID: "clock-a" });
+    const clock = await TestClock.of(d);
+    await untilAnswered(() => clock.now());
+    const reached = await clock.advance(2 * DAY);
+    first.kill("SIGTERM");
+    await exited(first);
+    d.serve("scheduler", { BATON_REPLICA_ID: "clock-b" });
+    expect(await untilAnswered(() => clock.now())).toBe(reached);
+    expect(await clock.advance(HOUR)).toBe(reached + HOUR);
+  });
+
+  it("review #5a, #7: a cascade's two waits fire once each, in committed tick rows of the journal, and the advance reports both as applied", async () => {
+    if (d.running("scheduler").length === 0) d.serve("scheduler", { BATON_REPLICA_ID: "clock-c" });
+    const clock = await TestClock.of(d);
+    await untilAnswered(() => clock.now());
+    const agent = await d.session({ kind: "agent", id: "a_cascade" });
     try {
-      const first = d.serve("scheduler", { BATON_REPLICA_ID: "clock-a" });
-      const clock = await TestClock.of(d);
-      await untilAnswered(() => clock.now());
-      const reached = await clock.advance(2 * DAY);
-      first.kill("SIGTERM");
-      await new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error("the scheduler did not stop within 15 s")), 15_000);
-        first.once("exit", () => resolve(clearTimeout(timer)));
-      });
-      d.serve("scheduler", { BATON_REPLICA_ID: "clock-b" });
-      expect(await untilAnswered(() => clock.now())).toBe(reached);
-      expect(await clock.advance(HOUR)).toBe(reached + HOUR);
+      const started = await agent.ok("start_run", { process: "cascade", inputs: {} });
+      const runId = started.run.id as string;
+      const t = Date.parse(started.run.startedAt);
+      const report = await clock.advanceReport(3 * DAY);
+      expect(report).toMatchObject({ from: new Date(t).toISOString(), applied: 2 });
+      const journal = await journalOf(d.databaseUrl, [runId]);
+      expect(journal.filter((r) => r.command === "tick").flatMap((r) => r.timers)).toEqual([
+        { kind: "wait", stepId: "first", at: new Date(t + DAY).toISOString() },
+        { kind: "wait", stepId: "second", at: new Date(t + 3 * DAY).toISOString() },
+      ]);
+      expect(journal.every((r) => r.command === "tick" || r.timers.length === 0)).toBe(true);
+      expect(await agentItem(agent, runId, "work")).toMatchObject({ stepId: "work" });
     } finally {
-      await d.stop();
+      await agent.close();
+    }
+  });
+
+  it("review #3: an advance the engine cannot finish in time answers pending rather than retry, the CLI carries on with the same request and gives up clearly, and the clock moves once", async () => {
+    // This scheduler waits longer for a tick than the gateway waits for it, and takes one timer per
+    // round, so its loop and the advance each deliver one. Before the fix the advance's own slow
+    // tick outlasted the gateway's deadline, which answered `retry` after the clock had moved.
+    const stopping = d.running("scheduler");
+    for (const s of stopping) s.kill("SIGTERM");
+    await Promise.all(stopping.map((s) => exited(s)));
+    d.serve("scheduler", {
+      BATON_REPLICA_ID: "clock-slow",
+      BATON_CALL_TIMEOUT_MS: "8000",
+      BATON_SCHEDULER_BATCH: "1",
+    });
+    const clock = await TestClock.of(d);
+    await untilAnswered(() => clock.now());
+    const agent = await d.session({ kind: "agent", id: "a_retry" });
+    try {
+      const runs: { id: string; startedAt: number }[] = [];
+      for (let i = 0; i < 2; i++) {
+        const started = await agent.ok("start_run", { process: "cascade", inputs: {} });
+        runs.push({ id: started.run.id, startedAt: Date.parse(started.run.startedAt) });
+      }
+      const ids = runs.map((r) => r.id);
+      const before = await clock.now();
+      // The engine is slow: the runs' rows are locked, so their ticks' commits wait.
+      await withDb(d.databaseUrl, async (db) => {
+        await db.query("begin");
+        await db.query("select 1 from runs where id = any($1) for update", [ids]);
+        try {
+          // The server answers within its 4 s call deadline with timers pending; the CLI sends the
+          // same call again until its own limit, then says where the clock stands and how to carry
+          // on. Before the fix the first call came back `retry`, and a retry moved the clock again.
+          const { baseUrl, token } = clock.api;
+          await expect(advanceClock(baseUrl, token, DAY, 5_000)).rejects.toThrow(
+            /the clock moved to .* but \d+ timers due by then were still not applied .*baton clock advance 0m/,
+          );
+          // It asked several times; the clock moved once.
+          expect(await clock.now()).toBe(before + DAY);
+        } finally {
+          await db.query("rollback");
+        }
+      });
+
+      const { baseUrl, token } = clock.api;
+      const carried = await advanceClock(baseUrl, token, 0, 60_000);
+      expect(carried.now).toBe(new Date(before + DAY).toISOString());
+      expect(await clock.now()).toBe(before + DAY);
+      const journal = await journalOf(d.databaseUrl, ids);
+      for (const r of runs)
+        expect(journal.filter((e) => e.runId === r.id).flatMap((e) => e.timers)).toEqual([
+          { kind: "wait", stepId: "first", at: new Date(r.startedAt + DAY).toISOString() },
+        ]);
+    } finally {
+      await agent.close();
     }
   });
 });

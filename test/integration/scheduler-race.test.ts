@@ -95,6 +95,8 @@ describe("wait_for time-out racing send_event (in process, manual clock)", () =>
         replicaId: "race",
         pollMs: 1_000,
         claimMs: 30_000,
+        backoffMs: 1_000,
+        partitions: 4,
         batch: 100,
         concurrency: 4,
         tickTimeoutMs: 5_000,
@@ -162,7 +164,7 @@ describe("wait_for time-out racing send_event (in process, manual clock)", () =>
     expect(v.data.steps.ping).toEqual({ by: "server", at: iso(at + HOUR), history: [] });
     expect(v.steps.find((s: { id: string }) => s.id === "timed_out").state).toBe("ready");
     // The send_event's own transition applied the time-out; the scheduler finds nothing left.
-    expect(await settle()).toEqual({ transitions: 0, pending: 0 });
+    expect(await settle()).toEqual({ ticks: 0, pending: 0 });
   });
 
   it("an event at the time-out's very instant is held too: the wait had ended (checklist #83)", async () => {
@@ -177,7 +179,7 @@ describe("wait_for time-out racing send_event (in process, manual clock)", () =>
     clock.set(at + HOUR - 1);
     expect(await ping(runId)).toEqual({ consumedBy: "ping" });
     clock.set(at + 2 * HOUR);
-    expect(await settle()).toEqual({ transitions: 0, pending: 0 });
+    expect(await settle()).toEqual({ ticks: 0, pending: 0 });
     const v = await view(runId);
     expect(v.data.steps.ping).toMatchObject({ output: { n: 1 }, by: "a_sender" });
     expect(v.steps.find((s: { id: string }) => s.id === "pinged").state).toBe("ready");
@@ -187,9 +189,9 @@ describe("wait_for time-out racing send_event (in process, manual clock)", () =>
   it("the scheduler applies the time-out at its own fire time; an event after it is held (checklist #83)", async () => {
     const { runId, at } = await startRun();
     clock.set(at + 3 * HOUR);
-    expect(await settle()).toEqual({ transitions: 1, pending: 0 });
+    expect(await settle()).toEqual({ ticks: 1, pending: 0 });
     expect((await view(runId)).data.steps.ping).toEqual({ by: "server", at: iso(at + HOUR), history: [] });
     expect(await ping(runId)).toEqual({ consumedBy: null });
-    expect(await settle()).toEqual({ transitions: 0, pending: 0 });
+    expect(await settle()).toEqual({ ticks: 0, pending: 0 });
   });
 });

@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { advanceClock, clockNow } from "../../services/cli/src/clock.ts";
+import { type Advanced, advanceClock, clockNow } from "../../services/cli/src/clock.ts";
 import { type Deployment, startDistributed, startEmbedded } from "./deploy.ts";
 
 /**
@@ -51,7 +51,20 @@ export class TestClock {
    * due has been applied (`baton clock advance`).
    */
   async advance(ms: number): Promise<number> {
-    return Date.parse((await advanceClock(this.baseUrl, this.token, ms, 60_000)).now);
+    return Date.parse((await this.advanceReport(ms)).now);
+  }
+
+  /**
+   * {@link advance}, returning the whole outcome: `from` and `now` (RFC 3339) and `applied`, the
+   * timers with a fire time in between that the journal shows applied.
+   */
+  advanceReport(ms: number, timeoutMs = 60_000): Promise<Advanced> {
+    return advanceClock(this.baseUrl, this.token, ms, timeoutMs);
+  }
+
+  /** The admin API's base URL and this operator's token, for calls the CLI does not make. */
+  get api(): { baseUrl: string; token: string } {
+    return { baseUrl: this.baseUrl, token: this.token };
   }
 }
 

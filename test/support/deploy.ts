@@ -220,6 +220,8 @@ export interface DistributedDeployment extends Deployment {
   namespace: string;
   /** Starts one more `baton serve <service>` process, with extra environment. */
   serve(service: string, env?: Record<string, string>): ChildProcess;
+  /** The `baton serve <service>` processes of this deployment still running (to stop one in a test). */
+  running(service: string): ChildProcess[];
 }
 
 /**
@@ -257,6 +259,7 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
     ...options.env,
   };
   const children: ChildProcess[] = [];
+  const services = new Map<ChildProcess, string>();
   const serve = (service: string, extra: Record<string, string> = {}) => {
     // BATON_PROFILE_DIR=<dir> writes a CPU profile of every service on exit (bench/, profiling).
     const profile = process.env.BATON_PROFILE_DIR
@@ -270,6 +273,7 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
     child.stdout?.pipe(log, { end: false });
     child.stderr?.pipe(log, { end: false });
     children.push(child);
+    services.set(child, service);
     return child;
   };
   // The first service migrates the database; the others wait on the advisory lock.
@@ -296,6 +300,8 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
     databaseUrl: env.DATABASE_URL,
     namespace: env.BATON_NAMESPACE,
     serve,
+    running: (service) =>
+      children.filter((c) => services.get(c) === service && c.exitCode === null && c.signalCode === null),
   };
   // Ready when the gateway answers, the engine serves reads (it serves writes first) and, when one
   // was started, a scheduler answers the clock. Five tsx processes start slowly on a busy 2-core box.

@@ -90,12 +90,14 @@ export type EvidenceCall =
  * Scheduler calls (issue #5): the manual clock, from the admin API (operators only).
  *
  * - `advance`: move the manual clock forward by `ms` (a whole number ≥ 0), then apply every timer that
- *   fell due (cascades included) before replying `{ now, manual, transitions, pending }`; `pending` > 0
- *   means the caller's deadline came first, and `advance` with `ms: 0` carries on. `conflict` when the
- *   clock is real time.
+ *   fell due (cascades included) before replying `{ now, from, manual, applied, pending }`; `pending`
+ *   > 0 means the caller's deadline came first. With a `requestId` (1–200 characters) the move is
+ *   idempotent: the same call again moves nothing and carries on applying up to the same target (how
+ *   the CLI retries and carries on); the id with another `ms` is a `conflict`. `ms: 0` without one
+ *   applies what is due at the current time. `conflict` when the clock is real time.
  * - `now`: the current time `{ now, manual }`.
  */
-export type SchedulerCall = { op: "advance"; ms: number } | { op: "now" };
+export type SchedulerCall = { op: "advance"; ms: number; requestId?: string } | { op: "now" };
 
 /** Builds an envelope. */
 export function envelope<P>(

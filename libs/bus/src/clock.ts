@@ -1,4 +1,4 @@
-import type { KV, Subscription as NatsSubscription } from "nats";
+import type { KV, KvEntry, Subscription as NatsSubscription, QueuedIterator } from "nats";
 import type { NatsBus } from "./nats.ts";
 
 /**
@@ -9,6 +9,14 @@ import type { NatsBus } from "./nats.ts";
 export interface Clock {
   /** Epoch milliseconds. */
   now(): number;
+  /**
+   * Only on a clock kept outside this process (the shared manual clock in NATS KV): reads the time
+   * afresh from where it is kept, applies it, and resolves with {@link now}. Never rejects: when the
+   * store cannot be read it resolves with the last time this process knew. The engine calls it
+   * before a `tick`, so a tick applies what is due at the time the scheduler moved the clock to even
+   * if this process missed the move's announcement (issue #5).
+   */
+  sync?(): Promise<number>;
 }
 
 /** The wall clock. */
@@ -17,24 +25,95 @@ export const systemClock: Clock = { now: () => Date.now() };
 /** Which clock a deployment runs on: real time (the default) or a clock only an operator moves. */
 export type ClockMode = "real" | "manual";
 
+/** What one `advance` did to a manual clock (epoch ms). */
+export interface ClockMove {
+  /** The time the move started from. */
+  from: number;
+  /** The time it moved the clock to (`from` + the step). */
+  to: number;
+  /** True when the request id had moved the clock already: nothing moved now, `from`/`to` are that move's. */
+  replayed: boolean;
+}
+
+/** An advance already recorded under a request id, so a retry of it does not move the clock again. */
+export interface AdvanceRecord {
+  /** The caller's request id. */
+  id: string;
+  /** The step it asked for, ms. */
+  ms: number;
+  /** The move it made, epoch ms. */
+  from: number;
+  to: number;
+}
+
+/** A manual clock's durable state: its time and the advances a retry may repeat. */
+export interface ManualClockState {
+  /** Epoch ms. */
+  now: number;
+  /** The latest {@link REMEMBERED_ADVANCES} advances that carried a request id, oldest first. */
+  requests: AdvanceRecord[];
+}
+
+/** How many advances with a request id a manual clock remembers for retries. */
+export const REMEMBERED_ADVANCES = 100;
+
+/** Thrown by {@link ClockMover.advance} when a request id already moved the clock by another step. */
+export class AdvanceConflict extends Error {
+  override name = "AdvanceConflict";
+}
+
+function checkStep(ms: number): void {
+  if (!Number.isSafeInteger(ms) || ms < 0) throw new RangeError("a clock only moves forward, by whole ms");
+}
+
+/**
+ * The pure rule of a manual clock's move (both stores use it): `ms` forward from `state.now`,
+ * remembered under `requestId` when one is given; a request id seen before returns its recorded
+ * move and leaves the state as it is (`next === state`). A step of 0 moves and records nothing.
+ * Throws `RangeError` for a negative, fractional or unsafe `ms`, {@link AdvanceConflict} for a
+ * request id recorded with another step.
+ */
+export function planAdvance(
+  state: ManualClockState,
+  ms: number,
+  requestId?: string,
+): { next: ManualClockState; move: ClockMove } {
+  checkStep(ms);
+  if (requestId !== undefined) {
+    const seen = state.requests.find((r) => r.id === requestId);
+    if (seen) {
+      if (seen.ms !== ms)
+        throw new AdvanceConflict(
+          `requestId ${requestId} already advanced the clock by ${seen.ms} ms; send a new requestId`,
+        );
+      return { next: state, move: { from: seen.from, to: seen.to, replayed: true } };
+    }
+  }
+  if (ms === 0) return { next: state, move: { from: state.now, to: state.now, replayed: false } };
+  const to = state.now + ms;
+  const requests =
+    requestId === undefined
+      ? state.requests
+      : [...state.requests, { id: requestId, ms, from: state.now, to }].slice(-REMEMBERED_ADVANCES);
+  return { next: { now: to, requests }, move: { from: state.now, to, replayed: false } };
+}
+
 /**
  * The handle the scheduler moves a manual clock with (issue #5's `baton clock advance`). Only a
  * manual clock has one; real time cannot be moved.
  */
 export interface ClockMover {
   /**
-   * Moves the clock forward by `ms` (a whole number ≥ 0) and resolves with the new time, epoch ms,
-   * once the new time is durable and every service reading this clock has been told. Moves are
-   * serialized: two concurrent advances of 1h move the clock by 2h. Throws `RangeError` for a
-   * negative, fractional or non-finite `ms`.
+   * Moves the clock forward by `ms` (a whole number ≥ 0) and resolves with the move, once the new
+   * time is durable and every service reading this clock has been told. With a `requestId` the move
+   * is idempotent: a retry with the same id and step moves nothing and resolves with the first
+   * move (`replayed: true`), among the last {@link REMEMBERED_ADVANCES}. Moves are serialized: two
+   * concurrent advances of 1h move the clock by 2h. Throws `RangeError` for a negative, fractional
+   * or non-finite `ms`, {@link AdvanceConflict} for a request id used with another step.
    */
-  advance(ms: number): Promise<number>;
+  advance(ms: number, requestId?: string): Promise<ClockMove>;
   /** Calls `listener` with the new time after every move. Returns a function that stops it. */
   onChange(listener: (now: number) => void): () => void;
-}
-
-function checkStep(ms: number): void {
-  if (!Number.isSafeInteger(ms) || ms < 0) throw new RangeError("a clock only moves forward, by whole ms");
 }
 
 /**
@@ -76,32 +155,70 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const KEY = "now";
 
-function decodeTime(bytes: Uint8Array | undefined): number | null {
+/** The KV value of a {@link ManualClockState}: JSON; a bare integer (an older value) is a time with no requests. */
+function decodeState(bytes: Uint8Array | undefined): ManualClockState | null {
   if (!bytes || bytes.length === 0) return null;
-  const n = Number(decoder.decode(bytes));
-  return Number.isSafeInteger(n) ? n : null;
+  const text = decoder.decode(bytes);
+  try {
+    const value = JSON.parse(text) as unknown;
+    if (typeof value === "number") return Number.isSafeInteger(value) ? { now: value, requests: [] } : null;
+    const v = value as { now?: unknown; requests?: unknown };
+    if (typeof v?.now !== "number" || !Number.isSafeInteger(v.now)) return null;
+    const requests = Array.isArray(v.requests)
+      ? (v.requests as AdvanceRecord[]).filter(
+          (r) =>
+            typeof r?.id === "string" &&
+            Number.isSafeInteger(r.ms) &&
+            Number.isSafeInteger(r.from) &&
+            Number.isSafeInteger(r.to),
+        )
+      : [];
+    return { now: v.now, requests };
+  } catch {
+    return null;
+  }
 }
+
+const encodeState = (state: ManualClockState) => encoder.encode(JSON.stringify(state));
+
+/** How often a {@link NatsClock} re-reads the shared time even when nothing announced a move, ms. */
+export const NATS_CLOCK_RESYNC_MS = 2_000;
+
+/** One read of {@link NatsClock.sync}, ms, and how many it makes before keeping the last time known. */
+const SYNC_READ_TIMEOUT_MS = 1_000;
+const SYNC_ATTEMPTS = 3;
 
 /**
  * A manual clock shared by every service of a distributed deployment (`BATON_CLOCK=manual` on each
  * `baton serve`). Meant for tests and trials, not production.
  *
- * - The time is durable in the NATS KV bucket `<namespace>_clock` (key `now`), so a restarted service,
- *   or one started later, continues from it and never goes backwards.
- * - A move is a compare-and-set on that key (concurrent advances add up), then a core NATS message on
- *   `<namespace>.clock.moved` that every instance applies synchronously in its subscription callback.
- *   On one NATS server a connection's messages are delivered in order, so any request a service
- *   receives after the move's publisher sent it (the scheduler's `tick`s, the reply to the admin call,
- *   and so every later request a client makes) already sees the new time.
+ * - The time is durable in the NATS KV bucket `<namespace>_clock` (key `now`, JSON
+ *   {@link ManualClockState}), so a restarted service, or one started later, continues from it and
+ *   never goes backwards.
+ * - A move is a compare-and-set on that key (concurrent advances add up; a request id seen before
+ *   moves nothing), then a core NATS message on `<namespace>.clock.moved` that every instance
+ *   applies in its subscription callback: on one NATS server a connection's messages are delivered
+ *   in order, so requests the mover sends after it (the scheduler's ticks, the reply to the admin
+ *   call) usually reach services that already read the new time. That message is a fast path only.
+ * - Reliably, every instance follows the key itself: a KV watch (an ordered JetStream consumer,
+ *   which resumes after a reconnect and resets on a gap, so a move made while this service was cut
+ *   off is delivered when it is back), restarted if it ends, plus a re-read every
+ *   {@link NATS_CLOCK_RESYNC_MS}. And {@link sync} reads the key afresh on demand: the engine does
+ *   before every `tick`, so a tick never applies timers at a time older than the scheduler's.
  */
 export class NatsClock implements Clock, ClockMover {
   private current: number;
   private readonly listeners = new Set<(now: number) => void>();
   private moving: Promise<unknown> = Promise.resolve();
+  private closed = false;
+  private watcher: QueuedIterator<KvEntry> | null = null;
+  private resync: ReturnType<typeof setInterval> | null = null;
 
   private constructor(
     private readonly bus: NatsBus,
     private readonly kv: KV,
+    /** The same bucket with a short request timeout, for {@link sync}. */
+    private readonly reader: KV,
     private readonly sub: NatsSubscription,
     start: number,
   ) {
@@ -120,9 +237,10 @@ export class NatsClock implements Clock, ClockMover {
 
   /**
    * Joins the namespace's shared manual clock: reads the durable time, or starts it at the wall
-   * clock's time when this is the first service of the deployment.
+   * clock's time when this is the first service of the deployment, then follows it (see the class
+   * comment). `resyncMs`: how often to re-read it regardless (default {@link NATS_CLOCK_RESYNC_MS}).
    */
-  static async open(bus: NatsBus): Promise<NatsClock> {
+  static async open(bus: NatsBus, options: { resyncMs?: number } = {}): Promise<NatsClock> {
     const nc = bus.connection;
     let clock: NatsClock | null = null;
     let early = 0;
@@ -130,29 +248,50 @@ export class NatsClock implements Clock, ClockMover {
     const sub = nc.subscribe(NatsClock.subject(bus.namespace), {
       callback: (err, msg) => {
         if (err) return;
-        const t = decodeTime(msg.data);
+        const t = decodeState(msg.data)?.now ?? null;
         if (t === null) return;
         if (clock) clock.set(t);
         else early = Math.max(early, t);
       },
     });
     const kv = await nc.jetstream().views.kv(NatsClock.bucket(bus.namespace), { history: 1 });
-    let stored = decodeTime((await kv.get(KEY))?.value);
+    let stored = decodeState((await kv.get(KEY))?.value)?.now ?? null;
     if (stored === null) {
       try {
         const start = Date.now();
-        await kv.create(KEY, encoder.encode(String(start)));
+        await kv.create(KEY, encodeState({ now: start, requests: [] }));
         stored = start;
       } catch {
         // Another service created it first.
-        stored = decodeTime((await kv.get(KEY))?.value) ?? Date.now();
+        stored = decodeState((await kv.get(KEY))?.value)?.now ?? Date.now();
       }
     }
-    clock = new NatsClock(bus, kv, sub, Math.max(stored, early));
+    // A read sent while the connection is down is lost, not replayed on reconnect: sync() retries
+    // short reads rather than wait out the default 5 s JetStream timeout once.
+    const reader = await nc
+      .jetstream({ timeout: SYNC_READ_TIMEOUT_MS })
+      .views.kv(NatsClock.bucket(bus.namespace), { bindOnly: true });
+    clock = new NatsClock(bus, kv, reader, sub, Math.max(stored, early));
+    clock.follow(options.resyncMs ?? NATS_CLOCK_RESYNC_MS);
     return clock;
   }
 
   now(): number {
+    return this.current;
+  }
+
+  async sync(): Promise<number> {
+    for (let attempt = 0; attempt < SYNC_ATTEMPTS && !this.bus.connection.isClosed(); attempt++) {
+      try {
+        const state = decodeState((await this.reader.get(KEY))?.value);
+        if (state) this.set(state.now);
+        return this.current;
+      } catch {
+        // Unreachable for now (a reconnect): try again shortly.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+    // Keep the last time we knew; the watch and the next re-read catch up.
     return this.current;
   }
 
@@ -162,30 +301,63 @@ export class NatsClock implements Clock, ClockMover {
     for (const listener of this.listeners) listener(ms);
   }
 
-  advance(ms: number): Promise<number> {
+  /** Follows the key: a watch that is restarted whenever it ends, and a periodic re-read. */
+  private follow(resyncMs: number): void {
+    const nc = this.bus.connection;
+    this.resync = setInterval(() => void this.sync(), resyncMs);
+    this.resync.unref?.();
+    const watch = async () => {
+      while (!this.closed && !nc.isClosed()) {
+        try {
+          const updates = await this.kv.watch({ key: KEY });
+          this.watcher = updates;
+          if (this.closed) updates.stop();
+          for await (const entry of updates) {
+            const state = decodeState(entry.value);
+            if (state) this.set(state.now);
+          }
+        } catch {
+          // The watch failed or ended (consumer lost, connection draining): start it again below.
+        }
+        if (this.closed || nc.isClosed()) return;
+        await new Promise<void>((resolve) => setTimeout(resolve, 1_000).unref?.());
+      }
+    };
+    void watch();
+  }
+
+  advance(ms: number, requestId?: string): Promise<ClockMove> {
     checkStep(ms);
-    const move = this.moving.then(() => this.move(ms));
+    const move = this.moving.then(() => this.move(ms, requestId));
     this.moving = move.catch(() => undefined);
     return move;
   }
 
-  private async move(ms: number): Promise<number> {
+  private async move(ms: number, requestId: string | undefined): Promise<ClockMove> {
     for (let attempt = 0; attempt < 100; attempt++) {
       const entry = await this.kv.get(KEY);
-      const base = Math.max(decodeTime(entry?.value) ?? 0, this.current);
-      const next = base + ms;
+      const stored = decodeState(entry?.value);
+      const state: ManualClockState = {
+        now: Math.max(stored?.now ?? 0, this.current),
+        requests: stored?.requests ?? [],
+      };
+      const { next, move } = planAdvance(state, ms, requestId);
+      if (next === state) {
+        this.set(state.now);
+        return move;
+      }
       try {
-        if (entry) await this.kv.update(KEY, encoder.encode(String(next)), entry.revision);
-        else await this.kv.create(KEY, encoder.encode(String(next)));
+        if (entry) await this.kv.update(KEY, encodeState(next), entry.revision);
+        else await this.kv.create(KEY, encodeState(next));
       } catch {
         continue; // another replica moved it in between: read again
       }
-      this.set(next);
+      this.set(next.now);
       const nc = this.bus.connection;
-      nc.publish(NatsClock.subject(this.bus.namespace), encoder.encode(String(next)));
+      nc.publish(NatsClock.subject(this.bus.namespace), encoder.encode(String(next.now)));
       // The server has the announcement before anything this connection sends next.
       await nc.flush();
-      return next;
+      return move;
     }
     throw new Error("the shared clock kept changing under this advance; try again");
   }
@@ -197,6 +369,9 @@ export class NatsClock implements Clock, ClockMover {
 
   /** Stops following the shared time. */
   close(): void {
+    this.closed = true;
+    if (this.resync) clearInterval(this.resync);
+    this.watcher?.stop();
     this.sub.unsubscribe();
   }
 }

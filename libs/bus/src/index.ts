@@ -23,13 +23,20 @@ export {
   type TickResult,
 } from "./catalog.ts";
 export {
+  AdvanceConflict,
+  type AdvanceRecord,
   type Clock,
   type ClockMode,
+  type ClockMove,
   type ClockMover,
   clockFor,
   type Logger,
   ManualClock,
+  type ManualClockState,
+  NATS_CLOCK_RESYNC_MS,
   NatsClock,
+  planAdvance,
+  REMEMBERED_ADVANCES,
   silentLogger,
   systemClock,
 } from "./clock.ts";

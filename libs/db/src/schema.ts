@@ -174,12 +174,19 @@ export const timers = pgTable(
     kind: text("kind").notNull(),
     stepId: text("step_id").notNull(),
     org: text("org").notNull(),
+    /**
+     * The run's partition under the P of the engine that wrote the row. Diagnostics only: the
+     * scheduler routes a tick by `partitionOf(runId, P)` under its own configured P, so rows written
+     * before `BATON_PARTITIONS` changed are still delivered.
+     */
     partition: integer("partition").notNull(),
     /** When the timer is due, on the injected clock (ARCHITECTURE rule 7). */
     fireAt: ts("fire_at").notNull(),
     /**
-     * Until when a scheduler replica holds the row, on the wall clock (a claim is an operational lease
-     * between processes, so it must expire even while a manual clock stands still). Null when free.
+     * Until when a scheduler replica holds the row, on PostgreSQL's clock (`clock_timestamp()`): a
+     * claim is an operational lease between processes, so it must expire even while a manual clock
+     * stands still, and every replica must measure it by the same clock whatever its host's says.
+     * Null when free.
      */
     claimedUntil: ts("claimed_until"),
     /** Which take claimed the row, so a replica releases only its own claims. */

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { parseDuration } from "@baton/process";
 
 /** The clock as the admin API reports it. */
@@ -9,8 +10,13 @@ export interface ClockState {
 
 /** The outcome of `baton clock advance`. */
 export interface Advanced extends ClockState {
-  /** Tick transitions applied for the timers that fell due. */
-  transitions: number;
+  /** The time the advance moved the clock from, RFC 3339 (`now` is the time it moved it to). */
+  from: string;
+  /**
+   * Timers with a fire time in (`from`, `now`] that the journal shows applied, by whatever
+   * transition applied them (the scheduler's ticks, or a user write that found one expired).
+   */
+  applied: number;
 }
 
 /**
@@ -28,13 +34,33 @@ interface ApiReply<T> {
   error?: { code: string; message: string; issues?: string[] };
 }
 
-async function call<T>(baseUrl: string, token: string, method: "GET" | "POST", path: string, body?: unknown) {
+/** The admin API refused a call: `code` is the protocol error code (§4.3), `status` the HTTP status. */
+export class ApiError extends Error {
+  override name = "ApiError";
+  constructor(
+    readonly code: string,
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+async function call<T>(
+  baseUrl: string,
+  token: string,
+  method: "GET" | "POST",
+  path: string,
+  body?: unknown,
+  timeoutMs = 60_000,
+) {
   const response = await fetch(`${baseUrl}${path}`, {
     method,
     headers: {
       authorization: `Bearer ${token}`,
       ...(body === undefined ? {} : { "content-type": "application/json" }),
     },
+    signal: AbortSignal.timeout(timeoutMs),
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await response.text();
@@ -42,15 +68,25 @@ async function call<T>(baseUrl: string, token: string, method: "GET" | "POST", p
   try {
     json = JSON.parse(text) as ApiReply<T>;
   } catch {
-    throw new Error(`${method} ${path}: HTTP ${response.status} ${text.slice(0, 200)}`);
+    throw new ApiError(
+      response.status >= 500 ? "retry" : "invalid",
+      response.status,
+      `${method} ${path}: HTTP ${response.status} ${text.slice(0, 200)}`,
+    );
   }
   if (response.status === 401)
-    throw new Error(
+    throw new ApiError(
+      "unauthorized",
+      401,
       `the server refused the token (${text}); mint one with baton token person <email> --operator`,
     );
   if (!json.ok || json.data === undefined) {
     const issues = json.error?.issues?.map((i) => `  ${i}`).join("\n") ?? "";
-    throw new Error(`${json.error?.message ?? `HTTP ${response.status}`}${issues ? `\n${issues}` : ""}`);
+    throw new ApiError(
+      json.error?.code ?? (response.status >= 500 ? "retry" : "invalid"),
+      response.status,
+      `${json.error?.message ?? `HTTP ${response.status}`}${issues ? `\n${issues}` : ""}`,
+    );
   }
   return json.data;
 }
@@ -60,11 +96,23 @@ export function clockNow(baseUrl: string, token: string): Promise<ClockState> {
   return call<ClockState>(baseUrl, token, "GET", "/api/clock");
 }
 
+/** Whether sending the same advance again can help: the server said `retry`, or the call got no answer. */
+function retryable(error: unknown): boolean {
+  if (error instanceof ApiError) return error.code === "retry" || error.status >= 500;
+  // fetch failed (connection refused or reset) or timed out: the advance may or may not have moved.
+  return error instanceof TypeError || (error instanceof DOMException && error.name === "TimeoutError");
+}
+
 /**
  * `baton clock advance`: moves the server's manual clock forward by `ms` and returns once every timer
- * that fell due has been applied. The server answers within its call deadline; when timers are still
- * pending then, this keeps asking it (`ms: 0`) to carry on until `timeoutMs` (wall clock) passes.
- * Throws the server's refusal (`conflict` on a real-time clock) or when the deadline passes.
+ * that fell due has been applied.
+ *
+ * The call carries a fresh `requestId`, so it is idempotent: when the server answers with timers
+ * still `pending` (its call deadline came first), says `retry`, or does not answer at all, this sends
+ * the very same call again, which moves the clock at most once and carries on applying up to the
+ * same target. It gives up after `timeoutMs` (wall clock) with a message saying where the clock
+ * stands and how to carry on without moving it again. Throws the server's refusal (`conflict` on a
+ * real-time clock, `forbidden`, `invalid`) at once.
  */
 export async function advanceClock(
   baseUrl: string,
@@ -72,22 +120,42 @@ export async function advanceClock(
   ms: number,
   timeoutMs = 300_000,
 ): Promise<Advanced> {
-  const deadline = Date.now() + timeoutMs;
-  let transitions = 0;
-  let step = ms;
+  const requestId = randomUUID();
+  const started = Date.now();
+  const deadline = started + timeoutMs;
+  let last: (Advanced & { pending?: number }) | null = null;
+  let lastError: unknown = null;
   for (;;) {
-    const r = await call<ClockState & { transitions?: number; pending?: number }>(
-      baseUrl,
-      token,
-      "POST",
-      "/api/clock/advance",
-      { ms: step },
-    );
-    transitions += r.transitions ?? 0;
-    if (!r.pending) return { now: r.now, manual: r.manual, transitions };
-    if (Date.now() > deadline)
-      throw new Error(`the clock is at ${r.now} but ${r.pending} timers are still being applied`);
-    step = 0;
-    if (!r.transitions) await new Promise((resolve) => setTimeout(resolve, 200));
+    try {
+      const remaining = Math.max(deadline - Date.now(), 1_000);
+      const r = await call<Advanced & { pending?: number }>(
+        baseUrl,
+        token,
+        "POST",
+        "/api/clock/advance",
+        { ms, requestId },
+        // The server answers within its own call deadline; this only guards against a hung connection.
+        Math.min(remaining + 30_000, 120_000),
+      );
+      if (!r.pending) return { now: r.now, manual: r.manual, from: r.from, applied: r.applied };
+      last = r;
+      lastError = null;
+    } catch (error) {
+      if (!retryable(error)) throw error;
+      lastError = error;
+    }
+    if (Date.now() >= deadline) {
+      const waited = Math.round((Date.now() - started) / 1000);
+      const carryOn =
+        'run "baton clock advance 0m" to carry on applying them (it does not move the clock), and check the engine is running';
+      if (last)
+        throw new Error(
+          `the clock moved to ${last.now}, but ${last.pending} timers due by then were still not applied after ${waited} s; ${carryOn}`,
+        );
+      throw new Error(
+        `the clock advance was not confirmed within ${waited} s (${String(lastError)}); it may have moved: check with "baton clock now" before advancing again`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, last ? 100 : 500));
   }
 }

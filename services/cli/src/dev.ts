@@ -118,8 +118,15 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
   let clock: Clock = systemClock;
   let mover: ClockMover | null = null;
   if (options.clock === "manual") {
-    // Continues from the time this data directory had reached: a manual clock never goes backwards.
-    ({ clock, mover } = await openManualClock(database.db));
+    // Continues from the time this data directory had reached (its stored manual time, or the newest
+    // run's if a real-time session ran since): a manual clock never goes backwards.
+    const manual = await openManualClock(database.db);
+    ({ clock, mover } = manual);
+    if (manual.caughtUp !== null)
+      log.warn(
+        { stored: new Date(manual.caughtUp).toISOString(), now: new Date(clock.now()).toISOString() },
+        "the manual clock resumes at the newest run's time, later than it was left (a real-time session ran on this data directory)",
+      );
   } else {
     const manual = await loadManualTime(database.db);
     if (manual !== null && manual > Date.now()) {
@@ -163,6 +170,8 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
       replicaId: "dev",
       pollMs: 1_000,
       claimMs: 30_000,
+      backoffMs: 1_000,
+      partitions: DEFAULTS.partitions,
       batch: 100,
       concurrency: 16,
       tickTimeoutMs: 15_000,

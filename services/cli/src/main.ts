@@ -20,7 +20,8 @@ Usage:
       Imports and publishes a process folder; prints name, version and content hash.
   baton clock advance <duration> [--url URL] [--token T] [--data-dir DIR] [--org O]
       Moves a manual clock (baton dev --clock manual) forward by 30m, 4h, 3d…; returns once every
-      timer that fell due has been applied, and prints the new time.
+      timer that fell due has been applied, and prints the new time. Retries itself safely (the
+      clock moves once); 0m applies what is due now without moving it.
   baton clock now [--url URL] [--token T] [--data-dir DIR] [--org O]
       Prints the server's time, and "manual" when its clock is manual.
   baton validate <PROCESS.md or folder>… [--json]

@@ -379,11 +379,10 @@ export function createEngine(deps: EngineDeps): EngineService {
       const run = await loadRun(runId);
       if (!run) return { committed: false, rev: null };
       const def = await version(run.org, run.process, run.version);
-      const outcome = apply(
-        run,
-        { type: "tick" },
-        { actor: { kind: "server" }, now: clock.now(), def, config: settings },
-      );
+      // A clock kept elsewhere (the shared manual clock) is read afresh: this replica may have missed
+      // a move, and the scheduler ticks at the time it moved the clock to (issue #5).
+      const now = clock.sync ? await clock.sync() : clock.now();
+      const outcome = apply(run, { type: "tick" }, { actor: { kind: "server" }, now, def, config: settings });
       if (!outcome.changed) return { committed: false, rev: run.rev };
       const after: Run = { ...outcome.run, rev: run.rev + 1 };
       try {

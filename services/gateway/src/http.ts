@@ -275,7 +275,7 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
   );
   // The clock (issue #5): its time for any operator; moving it only when it is manual. An advance
   // returns once every timer that fell due has been applied, or with `pending` > 0 when the call's
-  // deadline came first (then `{ ms: 0 }` carries on).
+  // deadline came first (then the same `{ ms, requestId }` again carries on without moving it twice).
   app.get("/api/clock", (request, reply) =>
     admin(request, reply, () => ({
       subject: SUBJECTS.scheduler,
@@ -300,6 +300,8 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
       const payload: SchedulerCall = {
         op: "advance",
         ms: typeof body.ms === "number" ? body.ms : Number.NaN,
+        // Checked by the scheduler (a string of 1–200 characters); passed as sent so a wrong type is refused.
+        ...(body.requestId !== undefined ? { requestId: body.requestId as string } : {}),
       };
       return { subject: SUBJECTS.scheduler, type: "scheduler.advance", payload };
     });

@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
 import {
+  AdvanceConflict,
   type Bus,
   type Clock,
+  type ClockMove,
   type ClockMover,
   type EngineWrite,
   type Envelope,
@@ -14,8 +16,8 @@ import {
   type Subscription,
   type TickResult,
 } from "@baton/bus";
-import { type Db, timers } from "@baton/db";
-import { fail, ok, protocolError, type ToolResult } from "@baton/protocol";
+import { type Db, runJournal, timers } from "@baton/db";
+import { fail, ok, partitionOf, protocolError, type ToolResult } from "@baton/protocol";
 import { sql } from "drizzle-orm";
 
 /** How the scheduler runs (see `config.ts` for what each means). */
@@ -24,14 +26,21 @@ export interface SchedulerSettings {
   replicaId: string;
   /** Longest sleep between looks for due timers, ms. */
   pollMs: number;
-  /** How long a take holds its rows while delivering them, ms of wall-clock time. */
+  /** How long a take holds its rows while delivering them, ms of the database's clock. */
   claimMs: number;
+  /**
+   * How long a row whose tick changed nothing (or could not be delivered) is left alone before it is
+   * taken again, ms of the database's clock.
+   */
+  backoffMs: number;
   /** Rows taken per round. */
   batch: number;
   /** Runs delivered to the engine at once. */
   concurrency: number;
   /** Deadline for delivering one run's tick, retries on no responders included, ms. */
   tickTimeoutMs: number;
+  /** P virtual partitions (ARCHITECTURE rule 5): a tick goes to `engine.p<partitionOf(runId, P)>`. */
+  partitions: number;
 }
 
 /**
@@ -60,23 +69,34 @@ export interface SchedulerDeps {
 
 /** The reply to a {@link SchedulerCall}, under `{ ok: true, data }`. */
 export interface ClockReply {
-  /** The clock's time after the call, RFC 3339. */
+  /** `now`: the clock's time. `advance`: the time this advance moved the clock to (a retry: the same). RFC 3339. */
   now: string;
   /** True when the clock is manual (movable). */
   manual: boolean;
-  /** `advance` only: transitions the engine committed for the timers that fell due. */
-  transitions?: number;
+  /** `advance` only: the time this advance moved the clock from, RFC 3339. */
+  from?: string;
   /**
-   * `advance` only: timers still due when the call's deadline came (0 when everything that fell due
-   * has been applied). Call `advance` with `ms: 0` to carry on.
+   * `advance` only: timers with a fire time in (`from`, `now`] that the journal shows applied when
+   * the reply was made, by any transition (this call's ticks, another replica's or the scheduler's
+   * own loop, or a user write that found one expired). Counted from the journal entries'
+   * `detail.timers`, so a retry of the same advance reports the whole window again, not a delta.
+   */
+  applied?: number;
+  /**
+   * `advance` only: timers due by `now` still not applied when the call's deadline came (0 when
+   * everything that fell due has been applied). Send the same advance again (same `requestId`) to
+   * carry on; it does not move the clock again.
    */
   pending?: number;
 }
 
-/** The outcome of applying due timers. */
+/** The outcome of {@link SchedulerService.settle}. */
 export interface Settled {
-  /** Tick transitions the engine committed. */
-  transitions: number;
+  /**
+   * Tick transitions this call's own deliveries committed. Not every timer applied meanwhile: other
+   * replicas, the scheduler's loop and user writes apply timers too, and one tick may apply several.
+   */
+  ticks: number;
   /** Timers due by then that are still waiting (0: all applied). */
   pending: number;
 }
@@ -89,7 +109,8 @@ export interface SchedulerService {
   handle(env: Envelope<SchedulerCall>): Promise<ToolResult<ClockReply>>;
   /**
    * Applies every timer due at or before `dueBy` (epoch ms, injected clock), waiting for rows other
-   * replicas hold, until none is left or the wall clock passes `deadline` (epoch ms).
+   * replicas hold, until none is left or the wall clock passes `deadline` (epoch ms); no delivery
+   * waits past `deadline` either.
    */
   settle(dueBy: number, deadline: number): Promise<Settled>;
 }
@@ -97,15 +118,14 @@ export interface SchedulerService {
 /** The longest manual-clock step one call accepts: 100 years, far inside what a `Date` holds. */
 const MAX_ADVANCE_MS = 100 * 365 * 24 * 3_600_000;
 
-interface Taken {
-  runId: string;
-  partition: number;
-}
+/** Time an `advance` keeps for its reply to reach the caller before the caller's deadline, ms. */
+const REPLY_MARGIN_MS = 1_000;
 
 type Delivery = "committed" | "unchanged" | "failed";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows;
 
 /**
  * The scheduler service (issue #5): delivers due timers to the engine partition that owns their run.
@@ -116,14 +136,16 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * it fire exactly once:
  *
  * 1. **Take**: one short statement claims up to `batch` due, unclaimed rows with
- *    `FOR UPDATE SKIP LOCKED` and stamps them with a wall-clock lease (`claimed_until`) and a token.
- *    No row lock outlives the statement: the engine's commit deletes those rows while the tick runs.
- * 2. **Deliver**: one `tick` per run to `engine.p<partition>`, retried while no replica serves the
- *    partition (a hand-over), until the tick deadline.
- * 3. **Release** the claims of delivered runs (rows the tick did not remove were not due on the
- *    engine's clock yet and are taken again next round). A replica that dies between take and release
- *    leaves its claims to expire after `claimMs`; then another replica takes the rows again, and a
- *    tick the dead replica did send finds nothing left to do.
+ *    `FOR UPDATE SKIP LOCKED` and stamps them with a lease on the database's clock
+ *    (`claimed_until = clock_timestamp() + claimMs`) and a token. No row lock outlives the
+ *    statement: the engine's commit deletes those rows while the tick runs.
+ * 2. **Deliver**: one `tick` per run to `engine.p<partitionOf(runId, P)>`, retried while no replica
+ *    serves the partition (a hand-over), until the tick deadline (never past the caller's).
+ * 3. **Settle the claims**: a run whose tick committed is released (a row still there is taken
+ *    again). A run whose tick changed nothing (the engine's clock is behind the scheduler's) or
+ *    failed keeps its claim for `backoffMs` more, so it is not taken again at once. A replica that
+ *    dies between take and release leaves its claims to expire after `claimMs`; then another replica
+ *    takes the rows again, and a tick the dead replica did send finds nothing left to do.
  *
  * Wake-ups: with real time, at the next fire time, at most `pollMs` apart; with a manual clock,
  * whenever it moves, and every `pollMs`. The `scheduler` subject serves the manual clock's admin calls.
@@ -139,41 +161,53 @@ export function createScheduler(deps: SchedulerDeps): SchedulerService {
   let sentOnce = false;
 
   const wake = () => wakeUp?.();
+  const ms = (n: number) => sql`(${n}::double precision * interval '1 millisecond')`;
 
-  /** Claims up to `batch` due rows no live claim holds; returns them with the claim's token. */
-  async function take(dueBy: number): Promise<{ token: string; rows: Taken[] }> {
+  /**
+   * Claims up to `batch` due rows no live claim holds; returns their run ids and the claim's token.
+   * Claims are measured by the database's clock, so every replica agrees when one ends whatever its
+   * own host's clock says.
+   */
+  async function take(dueBy: number): Promise<{ token: string; runIds: string[] }> {
     const token = `${settings.replicaId}/${randomUUID()}`;
-    const wall = Date.now();
     const result = await db.execute(sql`
       with due as (
         select run_id, kind, step_id from ${timers}
         where fire_at <= ${new Date(dueBy)}
-          and (claimed_until is null or claimed_until <= ${new Date(wall)})
+          and (claimed_until is null or claimed_until <= clock_timestamp())
         order by fire_at, run_id, kind, step_id
         limit ${settings.batch}
         for update skip locked
       )
       update ${timers} as t
-      set claimed_until = ${new Date(wall + settings.claimMs)}, claim_token = ${token}
+      set claimed_until = clock_timestamp() + ${ms(settings.claimMs)}, claim_token = ${token}
       from due
       where t.run_id = due.run_id and t.kind = due.kind and t.step_id = due.step_id
-      returning t.run_id, t.partition`);
-    const rows = (result as unknown as { rows: { run_id: string; partition: number | string }[] }).rows;
-    return { token, rows: rows.map((r) => ({ runId: r.run_id, partition: Number(r.partition) })) };
+      returning t.run_id`);
+    return { token, runIds: rowsOf<{ run_id: string }>(result).map((r) => r.run_id) };
   }
 
-  async function release(token: string, runIds: string[]): Promise<void> {
+  /** Ends this take's claims on `runIds` (`backoff`: keeps them `backoffMs` longer instead). */
+  async function unclaim(token: string, runIds: string[], backoff: boolean): Promise<void> {
     if (runIds.length === 0) return;
-    await db.execute(sql`
-      update ${timers} set claimed_until = null, claim_token = null
-      where claim_token = ${token} and run_id in (${sql.join(
-        runIds.map((id) => sql`${id}`),
-        sql`, `,
-      )})`);
+    const ids = sql.join(
+      runIds.map((id) => sql`${id}`),
+      sql`, `,
+    );
+    await db.execute(
+      backoff
+        ? sql`update ${timers} set claimed_until = clock_timestamp() + ${ms(settings.backoffMs)}
+              where claim_token = ${token} and run_id in (${ids})`
+        : sql`update ${timers} set claimed_until = null, claim_token = null
+              where claim_token = ${token} and run_id in (${ids})`,
+    );
   }
 
-  async function deliver(runId: string, partition: number): Promise<Delivery> {
-    const deadline = Date.now() + settings.tickTimeoutMs;
+  async function deliver(runId: string, by: number): Promise<Delivery> {
+    // Routed by the configured P, not the row's stored partition: rows written before P changed
+    // would otherwise go to a partition nobody serves any more.
+    const partition = partitionOf(runId, settings.partitions);
+    const deadline = Math.min(Date.now() + settings.tickTimeoutMs, by);
     const write: EngineWrite = { tool: "tick", runId };
     try {
       const reply = (await requestWithRetry(
@@ -184,21 +218,20 @@ export function createScheduler(deps: SchedulerDeps): SchedulerService {
       )) as TickResult;
       return reply.committed ? "committed" : "unchanged";
     } catch (error) {
-      // The claim stays until it expires, which spaces out retries of a run the engine cannot tick.
-      log.warn({ runId, partition, err: String(error) }, "tick not delivered; retrying after the claim");
+      log.warn({ runId, partition, err: String(error) }, "tick not delivered; retrying after a back-off");
       return "failed";
     }
   }
 
-  /** Delivers one take's runs, `concurrency` at a time; returns how many ticks committed. */
-  async function deliverAll(token: string, rows: Taken[]): Promise<number> {
-    const runs = [...new Map(rows.map((r) => [r.runId, r.partition])).entries()];
+  /** Delivers one take's runs, `concurrency` at a time, until `by` at the latest; returns the outcomes. */
+  async function deliverAll(token: string, runIds: string[], by: number): Promise<Map<string, Delivery>> {
+    const runs = [...new Set(runIds)];
     const outcomes = new Map<string, Delivery>();
     let next = 0;
     const worker = async () => {
       while (next < runs.length) {
-        const [runId, partition] = runs[next++] as [string, number];
-        outcomes.set(runId, await deliver(runId, partition));
+        const runId = runs[next++] as string;
+        outcomes.set(runId, await deliver(runId, by));
       }
     };
     const workers = Array.from({ length: Math.min(settings.concurrency, runs.length) }, worker);
@@ -208,47 +241,82 @@ export function createScheduler(deps: SchedulerDeps): SchedulerService {
       await faults.afterSend();
     }
     await Promise.all(workers);
-    await release(
-      token,
-      [...outcomes].filter(([, o]) => o !== "failed").map(([id]) => id),
-    );
-    let committed = 0;
-    for (const o of outcomes.values()) if (o === "committed") committed++;
-    return committed;
+    const done = [...outcomes].filter(([, o]) => o === "committed").map(([id]) => id);
+    const later = [...outcomes].filter(([, o]) => o !== "committed").map(([id]) => id);
+    await unclaim(token, done, false);
+    // A tick that changed nothing means the engine's clock has not reached the fire time yet (or the
+    // engine is unreachable): taking the row again at once would spin; leave it for a back-off.
+    await unclaim(token, later, true);
+    return outcomes;
   }
 
-  /** Takes and delivers until nothing due at `dueBy` is free to take; returns committed ticks. */
-  async function pass(dueBy: number): Promise<number> {
+  /**
+   * Takes and delivers until nothing due at `dueBy` is free to take, or the wall clock passes `by`;
+   * returns the ticks that committed.
+   */
+  async function pass(dueBy: number, by: number): Promise<number> {
     let committed = 0;
-    for (;;) {
-      const { token, rows } = await take(dueBy);
-      if (rows.length === 0) return committed;
+    while (Date.now() < by) {
+      const { token, runIds } = await take(dueBy);
+      if (runIds.length === 0) return committed;
       if (faults?.afterTake && !tookOnce) {
         tookOnce = true;
         await faults.afterTake();
       }
-      committed += await deliverAll(token, rows);
-      if (rows.length < settings.batch) return committed;
+      const outcomes = await deliverAll(token, runIds, by);
+      const count = (o: Delivery) => [...outcomes.values()].filter((v) => v === o).length;
+      committed += count("committed");
+      log.debug(
+        {
+          replica: settings.replicaId,
+          taken: runIds.length,
+          committed: count("committed"),
+          unchanged: count("unchanged"),
+          failed: count("failed"),
+        },
+        "took due timers",
+      );
+      if (runIds.length < settings.batch) return committed;
     }
+    return committed;
   }
 
   async function countDue(dueBy: number): Promise<number> {
     const result = await db.execute(
       sql`select count(*)::int as n from ${timers} where fire_at <= ${new Date(dueBy)}`,
     );
-    return Number((result as unknown as { rows: { n: number | string }[] }).rows[0]?.n ?? 0);
+    return Number(rowsOf<{ n: number | string }>(result)[0]?.n ?? 0);
+  }
+
+  /**
+   * Timers with a fire time in (`from`, `to`] (epoch ms) that journal entries show applied. A
+   * transition that applied one ran at or after its fire time, hence after `from`: only entries
+   * stamped after `from` are read.
+   */
+  async function countApplied(from: number, to: number): Promise<number> {
+    if (to <= from) return 0;
+    const result = await db.execute(sql`
+      select count(*)::int as n
+      from ${runJournal} j
+      cross join lateral jsonb_array_elements(
+        case when jsonb_typeof(j.detail->'timers') = 'array' then j.detail->'timers' else '[]'::jsonb end
+      ) as t(timer)
+      where j.at > ${new Date(from)}
+        and (t.timer->>'at')::timestamptz > ${new Date(from)}
+        and (t.timer->>'at')::timestamptz <= ${new Date(to)}`);
+    return Number(rowsOf<{ n: number | string }>(result)[0]?.n ?? 0);
   }
 
   async function settle(dueBy: number, deadline: number): Promise<Settled> {
-    let transitions = 0;
+    let ticks = 0;
     let idle = 0;
     for (;;) {
-      const committed = await pass(dueBy);
-      transitions += committed;
+      const committed = await pass(dueBy, deadline);
+      ticks += committed;
       const pending = await countDue(dueBy);
-      if (pending === 0 || stopped) return { transitions, pending };
-      if (Date.now() >= deadline) return { transitions, pending };
-      // What is left is held by another replica, or not due yet on the engine's copy of the clock.
+      if (pending === 0 || stopped) return { ticks, pending };
+      if (Date.now() >= deadline) return { ticks, pending };
+      // What is left is held by another replica, or backed off (not due on the engine's clock yet).
       idle = committed > 0 ? 0 : idle + 1;
       await sleep(Math.min(10 * 2 ** Math.min(idle, 6), 250, Math.max(deadline - Date.now(), 1)));
     }
@@ -259,8 +327,8 @@ export function createScheduler(deps: SchedulerDeps): SchedulerService {
     if (mover) return settings.pollMs;
     const result = await db.execute(sql`
       select min(fire_at) as next from ${timers}
-      where claimed_until is null or claimed_until <= ${new Date(Date.now())}`);
-    const next = (result as unknown as { rows: { next: Date | string | null }[] }).rows[0]?.next;
+      where claimed_until is null or claimed_until <= clock_timestamp()`);
+    const next = rowsOf<{ next: Date | string | null }>(result)[0]?.next;
     if (next === null || next === undefined) return settings.pollMs;
     const delay = new Date(next).getTime() - clock.now();
     return Math.min(Math.max(delay, 20), settings.pollMs);
@@ -270,7 +338,7 @@ export function createScheduler(deps: SchedulerDeps): SchedulerService {
     while (!stopped) {
       let delay = settings.pollMs;
       try {
-        const committed = await pass(clock.now());
+        const committed = await pass(clock.now(), Number.POSITIVE_INFINITY);
         if (committed > 0) log.info({ replica: settings.replicaId, committed }, "due timers applied");
         delay = await nextDelay();
       } catch (error) {
@@ -289,6 +357,60 @@ export function createScheduler(deps: SchedulerDeps): SchedulerService {
     }
   }
 
+  async function advance(
+    moving: ClockMover,
+    p: Extract<SchedulerCall, { op: "advance" }>,
+    callDeadline: number,
+  ): Promise<ToolResult<ClockReply>> {
+    if (!Number.isSafeInteger(p.ms) || p.ms < 0 || p.ms > MAX_ADVANCE_MS) {
+      return fail(
+        protocolError("invalid", "advance the clock by a whole number of milliseconds", [
+          `ms: expected a whole number from 0 to ${MAX_ADVANCE_MS}`,
+        ]),
+      );
+    }
+    const requestId = p.requestId as unknown;
+    if (
+      requestId !== undefined &&
+      (typeof requestId !== "string" || requestId.length < 1 || requestId.length > 200)
+    ) {
+      return fail(
+        protocolError("invalid", "requestId must be a string of 1 to 200 characters", [
+          "requestId: expected a string of 1 to 200 characters",
+        ]),
+      );
+    }
+    let move: ClockMove;
+    try {
+      if (p.ms === 0 && requestId === undefined) {
+        const now = (await clock.sync?.()) ?? clock.now();
+        move = { from: now, to: now, replayed: false };
+      } else {
+        move = await moving.advance(p.ms, requestId);
+      }
+    } catch (error) {
+      if (error instanceof AdvanceConflict) return fail(protocolError("conflict", error.message));
+      throw error;
+    }
+    // Leave the caller time to receive the reply before its own deadline.
+    const deadline = Math.max(callDeadline - REPLY_MARGIN_MS, Date.now() + 100);
+    let pending: number;
+    try {
+      ({ pending } = await settle(move.to, deadline));
+    } catch (error) {
+      // The clock has moved; an error here must not read as "nothing happened". Report work left, so
+      // the caller sends the same advance again (its requestId keeps the clock from moving twice).
+      log.warn({ err: String(error) }, "applying due timers after an advance failed");
+      pending = 1;
+    }
+    const applied = await countApplied(move.from, move.to);
+    log.info(
+      { from: iso(move.from), to: iso(move.to), replayed: move.replayed, applied, pending },
+      "clock advanced",
+    );
+    return ok({ now: iso(move.to), from: iso(move.from), manual: true, applied, pending });
+  }
+
   async function handle(env: Envelope<SchedulerCall>): Promise<ToolResult<ClockReply>> {
     if (!env.identity?.operator) {
       return fail(protocolError("forbidden", "the clock is moved by operators only"));
@@ -296,7 +418,7 @@ export function createScheduler(deps: SchedulerDeps): SchedulerService {
     const p = env.payload;
     switch (p.op) {
       case "now":
-        return ok({ now: iso(clock.now()), manual: mover !== null });
+        return ok({ now: iso((await clock.sync?.()) ?? clock.now()), manual: mover !== null });
       case "advance": {
         if (!mover) {
           return fail(
@@ -306,27 +428,7 @@ export function createScheduler(deps: SchedulerDeps): SchedulerService {
             ),
           );
         }
-        if (!Number.isSafeInteger(p.ms) || p.ms < 0 || p.ms > MAX_ADVANCE_MS) {
-          return fail(
-            protocolError("invalid", "advance the clock by a whole number of milliseconds", [
-              `ms: expected a whole number from 0 to ${MAX_ADVANCE_MS}`,
-            ]),
-          );
-        }
-        const now = p.ms > 0 ? await mover.advance(p.ms) : clock.now();
-        // Leave the caller time to receive the reply before its own deadline.
-        const deadline = Math.max(env.deadline - 1_000, Date.now() + 100);
-        let settled: Settled;
-        try {
-          settled = await settle(now, deadline);
-        } catch (error) {
-          // The clock has moved; an error here must not read as "nothing happened" (a retry of the
-          // same advance would move it twice). Report work left, so the caller carries on with ms 0.
-          log.warn({ err: String(error) }, "applying due timers after an advance failed");
-          settled = { transitions: 0, pending: 1 };
-        }
-        log.info({ now: iso(now), ...settled }, "clock advanced");
-        return ok({ now: iso(now), manual: true, ...settled });
+        return advance(mover, p, env.deadline);
       }
       default: {
         const unreachable: never = p;

@@ -1,3 +1,4 @@
+import { DEFAULTS } from "@baton/protocol";
 import { z } from "zod";
 
 /**
@@ -23,6 +24,15 @@ export const SchedulerConfigSchema = z.object({
     .describe(
       "real: wall-clock time. manual: a clock shared by every service through NATS KV that moves only by POST /api/clock/advance (baton clock advance); for tests and trials. Same on every service.",
     ),
+  BATON_PARTITIONS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(4096)
+    .default(DEFAULTS.partitions)
+    .describe(
+      "Virtual run partitions P (partition = fnv1a32(runId) mod P): a tick goes to the engine partition of its run under this P. Same on every service.",
+    ),
   BATON_SCHEDULER_POLL_MS: z.coerce
     .number()
     .int()
@@ -37,7 +47,15 @@ export const SchedulerConfigSchema = z.object({
     .min(100)
     .default(30_000)
     .describe(
-      "How long a replica holds the timers it took while it delivers them, ms (wall clock). If it dies first, another replica takes them after this.",
+      "How long a replica holds the timers it took while it delivers them, ms, measured by PostgreSQL's clock (so replicas whose host clocks disagree still agree when a claim ends). If it dies first, another replica takes them after this.",
+    ),
+  BATON_SCHEDULER_BACKOFF_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .default(1_000)
+    .describe(
+      "How long a due timer whose tick changed nothing (the engine's clock has not reached it yet) or could not be delivered is left before it is taken again, ms (PostgreSQL's clock).",
     ),
   BATON_SCHEDULER_BATCH: z.coerce
     .number()

@@ -7,6 +7,13 @@ export {
   type SchedulerSettings,
   type Settled,
 } from "./app.ts";
-export { loadManualTime, MANUAL_CLOCK_KEY, openManualClock, saveManualTime } from "./clock-store.ts";
+export {
+  latestDataTime,
+  loadManualState,
+  loadManualTime,
+  MANUAL_CLOCK_KEY,
+  openManualClock,
+  saveManualState,
+} from "./clock-store.ts";
 export { SchedulerConfigSchema, type SchedulerEnv } from "./config.ts";
 export { main } from "./main.ts";

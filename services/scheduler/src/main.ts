@@ -36,6 +36,8 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
       replicaId,
       pollMs: config.BATON_SCHEDULER_POLL_MS,
       claimMs: config.BATON_SCHEDULER_CLAIM_MS,
+      backoffMs: config.BATON_SCHEDULER_BACKOFF_MS,
+      partitions: config.BATON_PARTITIONS,
       batch: config.BATON_SCHEDULER_BATCH,
       concurrency: config.BATON_SCHEDULER_CONCURRENCY,
       tickTimeoutMs: config.BATON_CALL_TIMEOUT_MS,

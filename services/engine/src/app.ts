@@ -464,7 +464,23 @@ export function createEngine(deps: EngineDeps): EngineService {
         async (p) => {
           subscriptions.set(
             p,
-            bus.serve(SUBJECTS.engineWrite(p), (env) => write(env as Envelope<EngineWrite>)),
+            bus.serve(SUBJECTS.engineWrite(p), async (env) => {
+              const e = env as Envelope<EngineWrite>;
+              // Only the partition's owner may write its runs (ARCHITECTURE rule 5). A write for
+              // another partition means the sender counts partitions differently: refuse it loudly
+              // rather than serve a run this replica does not own.
+              const owner = partitionOf(e.payload.runId, settings.partitions);
+              if (owner !== p) {
+                log.error(
+                  { runId: e.payload.runId, subject: p, owner },
+                  "write on the wrong partition; BATON_PARTITIONS differs between services",
+                );
+                throw new Error(
+                  `run ${e.payload.runId} belongs to partition ${owner}, not ${p}: BATON_PARTITIONS must be the same on every service`,
+                );
+              }
+              return write(e);
+            }),
           );
         },
         async (p) => {

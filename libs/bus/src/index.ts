@@ -40,6 +40,7 @@ export {
   silentLogger,
   systemClock,
 } from "./clock.ts";
+export { SHARED_ENV } from "./env.ts";
 export { InProcessBus, subjectPattern } from "./in-process.ts";
 export { parseEnv, untilSignal } from "./lifecycle.ts";
 export { eventsStream, NAMESPACE_PATTERN, NatsBus } from "./nats.ts";

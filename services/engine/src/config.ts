@@ -1,3 +1,4 @@
+import { SHARED_ENV } from "@baton/bus";
 import { DEFAULTS } from "@baton/protocol";
 import { z } from "zod";
 
@@ -7,47 +8,13 @@ import { z } from "zod";
  * `BATON_SECRET` must be the same on every service.
  */
 export const EngineConfigSchema = z.object({
-  DATABASE_URL: z
-    .string()
-    .min(1)
-    .describe("PostgreSQL connection URL (the truth: processes, runs, journal, idempotency, timers, files)."),
-  NATS_URL: z.string().min(1).describe("NATS server URL; JetStream must be enabled."),
-  BATON_NAMESPACE: z
-    .string()
-    .regex(/^[a-z][a-z0-9_-]{0,31}$/)
-    .default("baton")
-    .describe(
-      "Prefix of every NATS subject, stream and KV bucket, so several deployments can share one NATS.",
-    ),
-  BATON_SECRET: z
-    .string()
-    .min(16)
-    .describe(
-      "Server secret (at least 16 characters) that claim tokens, file URLs and run ids derive from. Same on every service.",
-    ),
-  BATON_PARTITIONS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(4096)
-    .default(DEFAULTS.partitions)
-    .describe(
-      "Virtual run partitions P (partition = fnv1a32(runId) mod P). Same on every service; never change it on a live database.",
-    ),
-  BATON_LEASE_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .default(DEFAULTS.leaseSeconds)
-    .describe("Claim lease length (describe.leaseSeconds). Same on gateway and engine."),
-  BATON_RUN_DATA_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1024)
-    .default(DEFAULTS.runDataBytes)
-    .describe(
-      "Cap on run data, inputs at start and held event data (describe.limits.runDataBytes). Same on gateway and engine.",
-    ),
+  DATABASE_URL: SHARED_ENV.DATABASE_URL,
+  NATS_URL: SHARED_ENV.NATS_URL,
+  BATON_NAMESPACE: SHARED_ENV.BATON_NAMESPACE,
+  BATON_SECRET: SHARED_ENV.BATON_SECRET,
+  BATON_PARTITIONS: SHARED_ENV.BATON_PARTITIONS,
+  BATON_LEASE_SECONDS: SHARED_ENV.BATON_LEASE_SECONDS,
+  BATON_RUN_DATA_BYTES: SHARED_ENV.BATON_RUN_DATA_BYTES,
   BATON_OPERATOR_GROUP: z
     .string()
     .min(1)
@@ -66,15 +33,7 @@ export const EngineConfigSchema = z.object({
     .min(1)
     .default(10)
     .describe("PostgreSQL connections in this process's pool."),
-  BATON_CLOCK: z
-    .enum(["real", "manual"])
-    .default("real")
-    .describe(
-      "real: wall-clock time. manual: a clock shared by every service through NATS KV that moves only by POST /api/clock/advance (baton clock advance); for tests and trials. Same on every service.",
-    ),
-  BATON_LOG_LEVEL: z
-    .enum(["debug", "info", "warn", "error"])
-    .default("info")
-    .describe("Log level (JSON lines on stdout)."),
+  BATON_CLOCK: SHARED_ENV.BATON_CLOCK,
+  BATON_LOG_LEVEL: SHARED_ENV.BATON_LOG_LEVEL,
 });
 export type EngineEnv = z.infer<typeof EngineConfigSchema>;

@@ -1,4 +1,4 @@
-import { DEFAULTS } from "@baton/protocol";
+import { SHARED_ENV } from "@baton/bus";
 import { z } from "zod";
 
 /**
@@ -6,33 +6,11 @@ import { z } from "zod";
  * every problem listed). Run any number of replicas: they share the due timers through PostgreSQL.
  */
 export const SchedulerConfigSchema = z.object({
-  DATABASE_URL: z
-    .string()
-    .min(1)
-    .describe("PostgreSQL connection URL (the truth: processes, runs, journal, idempotency, timers, files)."),
-  NATS_URL: z.string().min(1).describe("NATS server URL; JetStream must be enabled."),
-  BATON_NAMESPACE: z
-    .string()
-    .regex(/^[a-z][a-z0-9_-]{0,31}$/)
-    .default("baton")
-    .describe(
-      "Prefix of every NATS subject, stream and KV bucket, so several deployments can share one NATS.",
-    ),
-  BATON_CLOCK: z
-    .enum(["real", "manual"])
-    .default("real")
-    .describe(
-      "real: wall-clock time. manual: a clock shared by every service through NATS KV that moves only by POST /api/clock/advance (baton clock advance); for tests and trials. Same on every service.",
-    ),
-  BATON_PARTITIONS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(4096)
-    .default(DEFAULTS.partitions)
-    .describe(
-      "Virtual run partitions P (partition = fnv1a32(runId) mod P): a tick goes to the engine partition of its run under this P. Same on every service.",
-    ),
+  DATABASE_URL: SHARED_ENV.DATABASE_URL,
+  NATS_URL: SHARED_ENV.NATS_URL,
+  BATON_NAMESPACE: SHARED_ENV.BATON_NAMESPACE,
+  BATON_CLOCK: SHARED_ENV.BATON_CLOCK,
+  BATON_PARTITIONS: SHARED_ENV.BATON_PARTITIONS,
   BATON_SCHEDULER_POLL_MS: z.coerce
     .number()
     .int()
@@ -96,9 +74,6 @@ export const SchedulerConfigSchema = z.object({
     .min(1)
     .default(4)
     .describe("PostgreSQL connections in this process's pool."),
-  BATON_LOG_LEVEL: z
-    .enum(["debug", "info", "warn", "error"])
-    .default("info")
-    .describe("Log level (JSON lines on stdout)."),
+  BATON_LOG_LEVEL: SHARED_ENV.BATON_LOG_LEVEL,
 });
 export type SchedulerEnv = z.infer<typeof SchedulerConfigSchema>;

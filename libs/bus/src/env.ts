@@ -1,0 +1,67 @@
+import { DEFAULTS } from "@baton/protocol";
+import { z } from "zod";
+
+/**
+ * Environment variables several services read (ARCHITECTURE "Configuration"), defined once so their
+ * meaning, defaults and checks never drift apart. Each service's `config.ts` picks the ones it uses;
+ * `docs/configuration.md` is generated from the result.
+ */
+export const SHARED_ENV = {
+  DATABASE_URL: z
+    .string()
+    .min(1)
+    .describe("PostgreSQL connection URL (the truth: processes, runs, journal, idempotency, timers, files)."),
+  NATS_URL: z.string().min(1).describe("NATS server URL; JetStream must be enabled."),
+  BATON_NAMESPACE: z
+    .string()
+    .regex(/^[a-z][a-z0-9_-]{0,31}$/)
+    .default("baton")
+    .describe(
+      "Prefix of every NATS subject, stream and KV bucket, so several deployments can share one NATS.",
+    ),
+  BATON_SECRET: z
+    .string()
+    .min(16)
+    .describe(
+      "Server secret (at least 16 characters) that claim tokens, file URLs and run ids derive from. Same on every service.",
+    ),
+  BATON_PARTITIONS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(4096)
+    .default(DEFAULTS.partitions)
+    .describe(
+      "Virtual run partitions P (partition = fnv1a32(runId) mod P). Same on every service; never change it on a live database.",
+    ),
+  BATON_LEASE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(DEFAULTS.leaseSeconds)
+    .describe("Claim lease length (describe.leaseSeconds). Same on gateway and engine."),
+  BATON_RUN_DATA_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(DEFAULTS.runDataBytes)
+    .describe(
+      "Cap on run data, inputs at start and held event data (describe.limits.runDataBytes). Same on gateway and engine.",
+    ),
+  BATON_CLOCK: z
+    .enum(["real", "manual"])
+    .default("real")
+    .describe(
+      "real: wall-clock time. manual: a clock shared by every service through NATS KV that moves only by POST /api/clock/advance (baton clock advance); for tests and trials. Same on every service.",
+    ),
+  BATON_LOG_LEVEL: z
+    .enum(["debug", "info", "warn", "error"])
+    .default("info")
+    .describe("Log level (JSON lines on stdout)."),
+  BATON_BLOB_DIR: z
+    .string()
+    .min(1)
+    .describe(
+      "Directory holding file bytes, content-addressed per organization; shared by gateway and evidence.",
+    ),
+} as const;

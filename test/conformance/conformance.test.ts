@@ -16,8 +16,8 @@ import { Harness } from "./support.ts";
  */
 describe.each(DEPLOYMENTS)("conformance — %s", (_label, start) => {
   const h = new Harness(start);
-  beforeAll(() => h.setup(), 180_000);
-  afterAll(() => h.teardown(), 60_000);
+  beforeAll(() => h.setup(), 240_000);
+  afterAll(() => h.teardown(), 120_000);
 
   round1Scenarios(h);
   round2Scenarios(h);

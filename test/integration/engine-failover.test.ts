@@ -40,7 +40,7 @@ describe("engine fail-over under traffic (ARCHITECTURE rule 5, §4)", () => {
       await new Promise((r) => setTimeout(r, 250));
     }
     await nc.close();
-  }, 120_000);
+  }, 240_000);
 
   afterAll(async () => {
     await baton?.stop();

@@ -253,10 +253,10 @@ describe("scheduler delivery (in process, review of issue #5)", () => {
       clock,
       mover: null,
       log: silentLogger,
-      settings: { ...SETTINGS, batch: 100, tickTimeoutMs: 1_000, partitions: 4 },
+      settings: { ...SETTINGS, batch: 100, tickTimeoutMs: 10_000, partitions: 4 },
     });
     clock.set(T0 + HOUR);
-    expect(await scheduler.settle(clock.now(), Date.now() + 5_000)).toEqual({ ticks: 1, pending: 0 });
+    expect(await scheduler.settle(clock.now(), Date.now() + 30_000)).toEqual({ ticks: 1, pending: 0 });
     expect(await fired(w.database, runId)).toEqual([{ kind: "wait", stepId: "first", at: iso(T0 + HOUR) }]);
   });
 

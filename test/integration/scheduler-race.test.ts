@@ -99,12 +99,12 @@ describe("wait_for time-out racing send_event (in process, manual clock)", () =>
         partitions: 4,
         batch: 100,
         concurrency: 4,
-        tickTimeoutMs: 5_000,
+        tickTimeoutMs: 20_000,
       },
     });
     await engine.start();
     const call = (payload: unknown) =>
-      registry.handle(envelope("registry", operator, payload, Date.now() + 10_000) as never);
+      registry.handle(envelope("registry", operator, payload, Date.now() + 30_000) as never);
     const imported = await call({ op: "import", folderName: "ping-or-timeout", source: PROCESS });
     if (!imported.ok) throw new Error(JSON.stringify(imported.error));
     const published = await call({ op: "publish", draftId: (imported.data as { draftId: string }).draftId });
@@ -119,7 +119,7 @@ describe("wait_for time-out racing send_event (in process, manual clock)", () =>
 
   // biome-ignore lint/suspicious/noExplicitAny: tests read response shapes dynamically
   async function write(who: Identity, payload: EngineWrite): Promise<any> {
-    const result = (await engine.write(envelope("test", who, payload, Date.now() + 10_000))) as {
+    const result = (await engine.write(envelope("test", who, payload, Date.now() + 30_000))) as {
       ok: boolean;
       data?: unknown;
       error?: unknown;
@@ -149,12 +149,12 @@ describe("wait_for time-out racing send_event (in process, manual clock)", () =>
   // biome-ignore lint/suspicious/noExplicitAny: tests read response shapes dynamically
   async function view(runId: string): Promise<any> {
     const result = (await engine.read(
-      envelope("test", operator, { tool: "get_run", args: { runId } }, Date.now() + 10_000),
+      envelope("test", operator, { tool: "get_run", args: { runId } }, Date.now() + 30_000),
     )) as { data: unknown };
     return result.data;
   }
 
-  const settle = () => scheduler.settle(clock.now(), Date.now() + 10_000);
+  const settle = () => scheduler.settle(clock.now(), Date.now() + 30_000);
 
   it("an event after the time-out's fire time, before the scheduler delivered it, is held: the time-out came first (checklist #83)", async () => {
     const { runId, at } = await startRun();

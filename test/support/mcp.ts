@@ -33,8 +33,21 @@ export class McpSession {
     return (await this.client.listTools()).tools;
   }
 
-  /** Calls a tool and returns `{ ok, data | error }` from `structuredContent`, schema-checked. */
+  /**
+   * Calls a tool and returns `{ ok, data | error }` from `structuredContent`, schema-checked. A `retry`
+   * answer (the server could not finish in time, §4.3) is resent with the same arguments and so the same
+   * `requestId`, as the protocol tells a client to, for up to 60 s: a busy machine is not a failure.
+   */
   async call(tool: ToolName, args: Record<string, unknown> = {}): Promise<Result> {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const result = await this.callOnce(tool, args);
+      if (result.ok || result.error.code !== "retry" || Date.now() > deadline) return result;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  private async callOnce(tool: ToolName, args: Record<string, unknown>): Promise<Result> {
     const response = await this.client.callTool({ name: tool, arguments: args });
     const structured = response.structuredContent as Result | undefined;
     if (!structured) throw new Error(`${tool}: no structuredContent`);

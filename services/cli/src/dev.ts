@@ -14,6 +14,7 @@ import { createRegistry } from "@baton/registry";
 import { createScheduler, loadManualTime, openManualClock } from "@baton/scheduler";
 import pino from "pino";
 import { FIXTURES_DIR } from "./paths.ts";
+import { DEFAULT_ORG, type ServerInfo } from "./token.ts";
 
 /** Options of `baton dev`. */
 export interface DevOptions {
@@ -24,17 +25,6 @@ export interface DevOptions {
   samples: boolean;
   log?: Logger;
 }
-
-/** What `baton dev` writes to `<data-dir>/server.json` so other commands find the server. */
-export interface ServerInfo {
-  url: string;
-  publicUrl: string;
-  pid: number;
-  clock: "real" | "manual";
-}
-
-/** The default organization of `baton dev` and `baton token`. */
-export const DEFAULT_ORG = "default";
 
 /** A running embedded server. */
 export interface DevServer {

@@ -1,8 +1,7 @@
 import { parseArgs } from "node:util";
 import { advanceClock, advanceDuration, clockNow } from "./clock.ts";
-import { DEFAULT_ORG, startDev } from "./dev.ts";
 import { publishFolder } from "./publish.ts";
-import { DEFAULT_PORT, devToken, mcpUrl, serverUrl } from "./token.ts";
+import { DEFAULT_ORG, DEFAULT_PORT, devToken, mcpUrl, serverUrl } from "./token.ts";
 import { formatValidated, validatePaths } from "./validate.ts";
 
 const USAGE = `baton — a server for the Agent Process protocol (core-2)
@@ -47,6 +46,9 @@ async function dev(argv: string[]) {
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port ${values.port} is not a port number`);
   if (values.clock !== "real" && values.clock !== "manual")
     fail("--clock takes manual (or real, the default)");
+  // Loaded here, not at the top: dev.ts pulls in every service and PGlite, which `baton serve`, `token`,
+  // `validate` and the rest do not need (about 1.5 s of CPU on each start).
+  const { startDev } = await import("./dev.ts");
   const server = await startDev({
     port,
     dataDir: values["data-dir"],

@@ -1,7 +1,17 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { loadOrCreateDevIssuer, mintDevToken, type TokenClaims } from "@baton/auth";
-import { DEFAULT_ORG, type ServerInfo } from "./dev.ts";
+
+/** What `baton dev` writes to `<data-dir>/server.json` so other commands find the server. */
+export interface ServerInfo {
+  url: string;
+  publicUrl: string;
+  pid: number;
+  clock: "real" | "manual";
+}
+
+/** The default organization of `baton dev` and `baton token`. */
+export const DEFAULT_ORG = "default";
 
 /** The default port of `baton dev`. */
 export const DEFAULT_PORT = 7800;
@@ -27,5 +37,3 @@ export async function devToken(dataDir: string, claims: TokenClaims, url?: strin
   const issuer = await loadOrCreateDevIssuer(join(resolve(dataDir), "dev-issuer.json"));
   return mintDevToken(issuer, claims, mcpUrl(url ?? serverUrl(dataDir)));
 }
-
-export { DEFAULT_ORG };

@@ -1,5 +1,14 @@
 import { execFile } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { parseProcess } from "@baton/process";
@@ -213,13 +222,14 @@ describe("registry: import, bind, publish (§7, §6 rule 5)", () => {
 });
 
 describe("baton validate (issue #3 deliverable 6)", () => {
-  const cli = (...args: string[]) =>
+  const cliIn = (cwd: string, ...args: string[]) =>
     run(join(REPO, "node_modules/.bin/tsx"), [join(REPO, "services/cli/src/main.ts"), "validate", ...args], {
-      cwd: REPO,
+      cwd,
     }).then(
       (r) => ({ code: 0, stdout: r.stdout }),
       (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
     );
+  const cli = (...args: string[]) => cliIn(REPO, ...args);
 
   it("prints every issue as path:line:col: message and exits 1", async () => {
     const r = await cli("test/integration/processes/broken-sample");
@@ -257,5 +267,40 @@ describe("baton validate (issue #3 deliverable 6)", () => {
         name: "supplier-onboarding",
       }),
     ]);
+  });
+
+  it('validate . inside a process folder checks the folder\'s own name (§2.1), not "."', async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-validate-"));
+    try {
+      const folder = join(dir, "expense-approval");
+      mkdirSync(folder);
+      copyFileSync(join(REPO, "fixtures/expense-approval/PROCESS.md"), join(folder, "PROCESS.md"));
+      const r = await cliIn(folder, ".");
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/^PROCESS\.md: ok \(expense-approval, content hash [0-9a-f]{64}\)$/m);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a file that is not UTF-8 is refused at the first bad byte, not read with a replacement character and hashed (§6 rule 5)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-validate-"));
+    try {
+      const folder = join(dir, "t");
+      mkdirSync(folder);
+      const latin1 = Buffer.concat([
+        Buffer.from("---\nname: t\ndescription: caf"),
+        Buffer.from([0xe9]),
+        Buffer.from("\nsteps:\n  - id: done\n    finish: ok\n---\n"),
+      ]);
+      writeFileSync(join(folder, "PROCESS.md"), latin1);
+      const r = await cliIn(dir, "t");
+      expect(r.code).toBe(1);
+      expect(r.stdout.trim()).toBe(
+        "t/PROCESS.md:3:17: the file is not UTF-8 text: the byte 0xE9 at offset 28 does not begin a readable character; save the file as UTF-8",
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -3,6 +3,7 @@
  * checking and durations (specification §2, §6 rule 5; profiles parallel-1 and check-1).
  */
 
+export { type Decoded, decodeProcessFile } from "./decode.ts";
 export { durationProblem, MAX_DURATION_MS, parseDuration } from "./duration.ts";
 export { formatIssue } from "./format.ts";
 export { contentHash } from "./hash.ts";

@@ -13,18 +13,18 @@ export const STEP_ID_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
  */
 export const ROLE_PATTERN = STEP_ID_PATTERN;
 /**
- * Field names in `inputs` and `output` (§2.3). The spec is silent; a field name appears in paths
- * (`inputs.<field>`, `steps.<id>.output.<field>`), so it cannot contain a dot. We take an
- * identifier (`vendorName`, `total_usd`), at most 64 characters.
+ * Field names in `inputs` and `output` (§2.3). The spec puts no rule on them, and the authors' schema
+ * (`process-document.json`) takes any non-empty name, so a portable file may say `risk-score` or
+ * `Straße`. We refuse only what cannot work: a dot (a name appears in paths, `inputs.<field>`,
+ * `steps.<id>.output.<field>`, §2.2), control characters, and more than 128 characters.
  */
-export const FIELD_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
-
+export const FIELD_NAME_PATTERN = /^[^.\p{Cc}]{1,128}$/u;
 /** {@link NAME_PATTERN} with its length, as messages show it. */
 export const NAME_RULE = "^[a-z0-9]+(-[a-z0-9]+)*$ (1–64 characters)";
 /** {@link STEP_ID_PATTERN} as messages show it. */
 export const STEP_ID_RULE = "^[a-z][a-z0-9_-]{0,63}$";
 /** {@link FIELD_NAME_PATTERN} as messages show it. */
-export const FIELD_NAME_RULE = "^[A-Za-z_][A-Za-z0-9_]{0,63}$";
+export const FIELD_NAME_RULE = "1–128 characters, no dot and no control characters";
 
 /** True when `s` is a valid process `name` or system name (§2.1). */
 export function isProcessName(s: unknown): s is string {

@@ -2,14 +2,18 @@
  * Validating field declarations: `inputs` and a step's `output` (specification §2.3).
  *
  * Decisions where the spec is silent:
- * - Field names match {@link FIELD_NAME_RULE} (an identifier; no dots, since names appear in paths).
+ * - Field names follow {@link FIELD_NAME_RULE}: anything the authors' schema accepts except a dot
+ *   (names appear in paths), control characters and names over 128 characters.
  * - `one_of` is a non-empty list of distinct values of the field's type (`date`, `datetime` and
  *   `person` values must be valid values of that type). It is refused on `object` fields.
  * - On a `list` field, `one_of` constrains each item ("a value outside one_of is refused,
- *   including inside lists"), so the list must declare `items` with a scalar type; `one_of` may
- *   also sit inside the `items` field object. When both are given, an item must satisfy both.
- * - `items` is allowed only on `list`, may nest (a list of lists), and an `items` field object takes
- *   no `optional` (a list item is either there or not).
+ *   including inside lists"): with `items` it needs a scalar item type and its values have that
+ *   type; without `items` its values are any strings, numbers or booleans (the authors' schema).
+ *   `one_of` may also sit inside the `items` field object; when both are given, an item must
+ *   satisfy both.
+ * - `items` is allowed only on `list` and may nest (a list of lists). An `items` field object takes
+ *   the keys of a field, as the authors' schema does; `optional` there changes nothing (an item is
+ *   either in the list or not, and `null` is never a value).
  * - `description` is text (it may be empty); `optional` is `true` or `false`.
  */
 
@@ -21,7 +25,6 @@ import type { LNode } from "./yaml-tree.ts";
 
 const TYPE_LIST = orList(FIELD_TYPES);
 const FIELD_KEYS = ["type", "description", "optional", "one_of", "items"] as const;
-const ITEM_KEYS = ["type", "description", "one_of", "items"] as const;
 const SCALAR_TYPES: readonly FieldType[] = ["string", "number", "boolean", "date", "datetime", "person"];
 
 const isFieldType = (s: string | null): s is FieldType =>
@@ -54,26 +57,38 @@ function typeOfValue(type: FieldType, v: unknown): boolean {
 
 const article = (t: string) => (/^[aeiou]/.test(t) ? `an ${t}` : `a ${t}`);
 
-function checkOneOf(node: LNode, valueType: FieldType, path: string, issues: Issues): void {
+/**
+ * Checks a `one_of` list: non-empty, each value of `valueType` (or, for a list declared without
+ * `items`, `null`: any string, number or boolean, as the authors' schema allows), none twice.
+ */
+function checkOneOf(node: LNode, valueType: FieldType | null, path: string, issues: Issues): void {
   if (isBad(node)) return;
   if (!isSeq(node) || node.items.length === 0) {
     issues.add(node, `${path}: must be a non-empty list of values`);
     return;
   }
-  const seen: unknown[] = [];
+  // A Set compares as one_of does at run time (===, with 0 and -0 the same), in linear time.
+  const seen = new Set<unknown>();
   node.items.forEach((item, i) => {
     if (isBad(item)) return;
     const v = item.kind === "scalar" ? item.value : undefined;
-    if (v === undefined || !typeOfValue(valueType, v)) {
+    const fits =
+      v !== undefined &&
+      (valueType === null
+        ? typeof v === "string" || typeof v === "number" || typeof v === "boolean"
+        : typeOfValue(valueType, v));
+    if (!fits) {
       const shown = item.kind === "scalar" ? show(item.value) : item.kind === "seq" ? "a list" : "a mapping";
       issues.add(
         item,
-        `${path}[${i}]: ${shown} is not ${article(valueType)}; one_of values have the field's type`,
+        valueType === null
+          ? `${path}[${i}]: ${shown} is not a string, number or boolean; one_of on a list without items takes those`
+          : `${path}[${i}]: ${shown} is not ${article(valueType)}; one_of values have the field's type`,
       );
       return;
     }
-    if (seen.includes(v)) issues.add(item, `${path}[${i}]: ${show(v)} is listed twice`);
-    seen.push(v);
+    if (seen.has(v)) issues.add(item, `${path}[${i}]: ${show(v)} is listed twice`);
+    seen.add(v);
   });
 }
 
@@ -81,7 +96,7 @@ function checkOneOf(node: LNode, valueType: FieldType, path: string, issues: Iss
  * Validates one declaration (a type name or a field object) at `path` and returns its type, or
  * null when the declaration was refused (and reported).
  */
-export function readDecl(node: LNode, path: string, issues: Issues, isItems = false): FieldType | null {
+export function readDecl(node: LNode, path: string, issues: Issues): FieldType | null {
   if (isBad(node)) return null;
   if (node.kind === "scalar" && typeof node.value === "string") {
     if (isFieldType(node.value)) return node.value;
@@ -92,17 +107,13 @@ export function readDecl(node: LNode, path: string, issues: Issues, isItems = fa
     issues.add(node, `${path}: expected a type name or a field object with type`);
     return null;
   }
-  const allowed: readonly string[] = isItems ? ITEM_KEYS : FIELD_KEYS;
+  const allowed: readonly string[] = FIELD_KEYS;
   let type: FieldType | null = null;
   let typeOk = true;
   const byKey = new Map(node.entries.map((e) => [e.key, e]));
   for (const e of node.entries) {
     if (allowed.includes(e.key)) continue;
-    if (isItems && e.key === "optional") {
-      issues.add(e.keyPos, `${path}.optional: not allowed on list items; allowed: ${ITEM_KEYS.join(", ")}`);
-    } else {
-      issues.add(e.keyPos, `${path}.${e.key}: unknown field; allowed: ${allowed.join(", ")}`);
-    }
+    issues.add(e.keyPos, `${path}.${e.key}: unknown field; allowed: ${allowed.join(", ")}`);
   }
   const typeEntry = byKey.get("type");
   if (typeEntry === undefined) {
@@ -125,7 +136,6 @@ export function readDecl(node: LNode, path: string, issues: Issues, isItems = fa
   const optional = byKey.get("optional");
   if (
     optional &&
-    !isItems &&
     !isBad(optional.value) &&
     !(optional.value.kind === "scalar" && typeof optional.value.value === "boolean")
   ) {
@@ -136,7 +146,7 @@ export function readDecl(node: LNode, path: string, issues: Issues, isItems = fa
   const items = byKey.get("items");
   if (items && typeOk) {
     if (type !== "list") issues.add(items.keyPos, `${path}.items: allowed only on list fields`);
-    else itemType = readDecl(items.value, `${path}.items`, issues, true);
+    else itemType = readDecl(items.value, `${path}.items`, issues);
   }
 
   const oneOf = byKey.get("one_of");
@@ -144,7 +154,9 @@ export function readDecl(node: LNode, path: string, issues: Issues, isItems = fa
     if (type === "object") {
       issues.add(oneOf.keyPos, `${path}.one_of: not allowed on object fields`);
     } else if (type === "list") {
-      if (items === undefined || (itemType !== null && !SCALAR_TYPES.includes(itemType))) {
+      if (items === undefined) {
+        checkOneOf(oneOf.value, null, `${path}.one_of`, issues);
+      } else if (itemType !== null && !SCALAR_TYPES.includes(itemType)) {
         issues.add(
           oneOf.keyPos,
           `${path}.one_of: on a list, one_of applies to each item; declare items with a scalar type (${orList(SCALAR_TYPES)})`,
@@ -157,6 +169,15 @@ export function readDecl(node: LNode, path: string, issues: Issues, isItems = fa
     }
   }
   return type;
+}
+
+/** Why `name` is not a field name ({@link FIELD_NAME_RULE}), in words that say what to change. */
+function fieldNameProblem(name: string): string {
+  if (name === "__proto__") return `"__proto__" is reserved; use another field name`;
+  if (name.includes(".")) return "a field name cannot contain a dot: paths read it as two names (§2.2)";
+  if (name === "") return "a field name cannot be empty";
+  if ([...name].length > 128) return "a field name is at most 128 characters";
+  return "a field name cannot contain control characters";
 }
 
 /**
@@ -173,12 +194,7 @@ export function readFields(node: LNode, path: string, issues: Issues): DeclaredF
   for (const e of node.entries) {
     const fieldPath = `${path}.${e.key}`;
     if (!isFieldName(e.key)) {
-      issues.add(
-        e.keyPos,
-        e.key === "__proto__"
-          ? `${fieldPath}: "__proto__" is reserved; use another field name`
-          : `${fieldPath}: a field name must match ${FIELD_NAME_RULE}`,
-      );
+      issues.add(e.keyPos, `${fieldPath}: ${fieldNameProblem(e.key)}`);
       continue;
     }
     types.set(e.key, readDecl(e.value, fieldPath, issues));

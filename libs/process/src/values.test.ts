@@ -167,7 +167,7 @@ describe("§2.3 checkValue by type", () => {
     ["person", "mira", ['v: "mira" is not a person; use an email address']],
     ["person", { email: "mira@example.com" }, ["v: expected person (an email address)"]],
     ["list", [], []],
-    ["list", [1, "a", null, {}], []],
+    ["list", [1, "a", null, {}], ["v[2]: null is not a value"]],
     ["list", "a,b", ["v: expected list"]],
     ["object", {}, []],
     ["object", { any: [null, { deep: true }] }, []],
@@ -249,8 +249,16 @@ describe("§2.3 one_of and items", () => {
     ]);
   });
 
-  it("§2.3 a list without items takes any JSON values", () => {
-    expect(checkValue("list", [null, 1, "a", [], {}], "l")).toEqual([]);
+  it("§2.3 a list without items takes any JSON values but null, which is not a value at any list depth; an object's content is free JSON", () => {
+    expect(checkValue("list", [1, "a", [], {}, [[2]], { x: null }], "l")).toEqual([]);
+    expect(checkValue("list", [null, [1, [null]]], "l")).toEqual([
+      "l[0]: null is not a value",
+      "l[1][1][0]: null is not a value",
+    ]);
+    expect(checkValue({ type: "list", one_of: ["a", "b"] }, ["a", null, "c"], "l")).toEqual([
+      "l[1]: null is not a value",
+      'l[2]: "c" is not one of a, b',
+    ]);
   });
 });
 

@@ -159,6 +159,21 @@ function checkOneOf(oneOf: readonly OneOfValue[] | undefined, value: unknown, pa
   if (!oneOf.some((v) => v === value)) out.push(`${path}: ${show(value)} is not one of ${showOneOf(oneOf)}`);
 }
 
+/**
+ * The items of a list declared without `items`: any JSON value but `null` (§2.3 "null is not a
+ * value" holds for an item as for a field, at any depth of nested lists; inside an `object` the
+ * content is the author's free JSON and kept as given), each one of `oneOf` when declared.
+ */
+function checkListItems(items: unknown[], path: string, out: string[], oneOf?: readonly OneOfValue[]) {
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    const at = `${path}[${i}]`;
+    if (item === null) out.push(`${at}: null is not a value`);
+    else if (oneOf !== undefined) checkOneOf(oneOf, item, at, out);
+    else if (Array.isArray(item)) checkListItems(item, at, out);
+  }
+}
+
 function checkInto(
   decl: FieldDecl,
   value: unknown,
@@ -186,8 +201,8 @@ function checkInto(
       for (let i = 0; i < items.length; i++) {
         checkInto(field.items, items[i], `${path}[${i}]`, out, field.one_of);
       }
-    } else if (field.one_of !== undefined) {
-      for (let i = 0; i < items.length; i++) checkOneOf(field.one_of, items[i], `${path}[${i}]`, out);
+    } else {
+      checkListItems(items, path, out, field.one_of);
     }
     return;
   }
@@ -202,8 +217,9 @@ function checkInto(
  * - `null` is never a value. `undefined` is treated like any other non-value (`expected <type>`);
  *   presence is {@link checkValues}' business.
  * - `number` is a finite JavaScript number, taken as it is (never rounded); `object` is a plain
- *   JSON object (not an array, not null); `list` is an array, and when `items` is declared every
- *   item is checked against it at `<path>[i]`.
+ *   JSON object (not an array, not null) whose content is free JSON; `list` is an array, and when
+ *   `items` is declared every item is checked against it at `<path>[i]`; without `items` an item
+ *   may be any value but `null`, at any depth of nested lists.
  * - `one_of` (a list of values of the field's type) is compared with `===`: a `datetime` in
  *   `one_of` matches only the same text, not the same instant. On a `list` field, `one_of`
  *   constrains each item ("including inside lists"); an `items` field object may carry its own.

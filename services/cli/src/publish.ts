@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
+import { decodeProcessFile, formatIssue } from "@baton/process";
 
 /** The outcome of `baton publish`. */
 export interface PublishOutcome {
@@ -50,9 +51,11 @@ export async function publishFolder(
   const dir = resolve(folder);
   const file = join(dir, "PROCESS.md");
   if (!existsSync(file)) throw new Error(`${file} does not exist; pass the process folder`);
+  const decoded = decodeProcessFile(readFileSync(file));
+  if (!decoded.ok) throw new Error(decoded.issues.map((i) => formatIssue(file, i)).join("\n"));
   const draft = (await api(baseUrl, token, "POST", "/api/processes", {
     folderName: basename(dir),
-    source: readFileSync(file, "utf8"),
+    source: decoded.text,
   })) as { draftId: string; roles: string[]; requires: { systems: string[] } | null };
   if (Object.keys(bindings).length > 0)
     await api(baseUrl, token, "PUT", `/api/drafts/${draft.draftId}/bindings`, { bindings });

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { basename, join } from "node:path";
-import { formatIssue, parseProcess } from "@baton/process";
+import { basename, join, resolve } from "node:path";
+import { decodeProcessFile, formatIssue, parseProcess } from "@baton/process";
 
 /** One validated file. */
 export interface Validated {
@@ -21,10 +21,10 @@ export function validatePaths(paths: string[]): Validated[] {
     const file = isDir ? join(p, "PROCESS.md") : p;
     if (!existsSync(file))
       return { path: file, ok: false, issues: [{ line: 1, col: 1, message: "no such file" }] };
-    const parsed = parseProcess(
-      readFileSync(file, "utf8"),
-      isDir ? { folderName: basename(p.replace(/\/+$/, "")) } : {},
-    );
+    const decoded = decodeProcessFile(readFileSync(file));
+    if (!decoded.ok) return { path: file, ok: false, issues: decoded.issues };
+    // `resolve` first, so `baton validate .` inside the folder checks the folder's real name.
+    const parsed = parseProcess(decoded.text, isDir ? { folderName: basename(resolve(p)) } : {});
     return parsed.ok
       ? {
           path: file,

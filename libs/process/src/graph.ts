@@ -8,8 +8,26 @@
  * "reaches join", `on_reject` inside a branch) then stay silent rather than report consequences of
  * an issue already reported. Rules that hold on any subgraph (cycles, a step in two branches, a
  * branch routing to a finish or to its parallel step, nesting) are always checked.
+ *
+ * Decisions where the profile is silent (each reported where the mistake is written, so one
+ * mistake is one issue):
+ * - A branch is walked from its entry until it leaves its branch. The steps reachable from the
+ *   first step without entering a branch (no `parallel:` edge, no branch entry, no step that routes
+ *   on to `join`) are the main line; a branch step routing to one of them is reported at that edge
+ *   ("outside this branch") and the branch stops there, rather than taking the main line in and
+ *   reporting its steps.
+ * - A step reached by two branches stays in the first one walked (parallel steps in file order,
+ *   entries as listed); the edge of the other branch that reaches it is reported, as is a second
+ *   parallel step listing the same entry.
+ * - A step whose branch mistake is reported counts as reaching `join`, so the steps before it do
+ *   not each repeat it as "never reaches join".
+ * - A cycle is reported once, at the edge that closes it (the first found by one depth-first walk);
+ *   a cycle of more than six steps is shown by its first three, its last and its length.
+ *
+ * Every rule here is linear in the number of steps and edges.
  */
 
+import { formatCount } from "./issue-limits.ts";
 import type { Issues } from "./node-access.ts";
 import type { Position } from "./position.ts";
 import type { StepKind } from "./types.ts";
@@ -59,7 +77,89 @@ interface Edge {
   path: string;
 }
 
-const arrow = (ids: string[]) => ids.join(" → ");
+/** Cycles of at most this many steps are spelled out whole; longer ones are shortened. */
+const CYCLE_SHOWN = 6;
+
+/**
+ * A cycle for messages: `a → b → a`, or for a long one its first three steps, its last, and its
+ * length (`s0 → s1 → s2 → … → s4999 → s0, 5,000 steps`), so a message stays short however long
+ * the cycle is.
+ */
+function cycleText(ids: (k: number) => string, length: number, closing: string): string {
+  if (length <= CYCLE_SHOWN) {
+    const all: string[] = [];
+    for (let k = 0; k < length; k++) all.push(ids(k));
+    return [...all, closing].join(" → ");
+  }
+  const shown = [ids(0), ids(1), ids(2), "…", ids(length - 1), closing];
+  return `${shown.join(" → ")}, ${formatCount(length)} steps`;
+}
+
+/** The `next` and `on_timeout` targets of a step: the edges that make up a branch (parallel.md §2). */
+function flowTargets(s: GStep): readonly GTarget[] {
+  const next = s.next ?? [];
+  return s.onTimeout ? [...next, s.onTimeout] : next;
+}
+
+/**
+ * The main line: the steps reachable from the first step, and from each parallel step's
+ * continuation, without entering a branch — no `parallel:` edge is followed, and no branch entry
+ * and no step that routes on to `join` is entered. A branch step that routes to one of these has
+ * left its branch; that edge is the mistake (parallel.md §2), reported where it is written, and
+ * the branch stops there.
+ */
+function mainLine(steps: readonly (GStep | null)[]): Set<number> {
+  const entries = new Set<number>();
+  const toJoin = new Set<number>(); // steps that reach join following next and on_timeout
+  const before: number[][] = steps.map(() => []);
+  const queue: number[] = [];
+  for (const s of steps) {
+    if (s === null) continue;
+    for (const t of s.branches ?? []) if (t.to !== "join") entries.add(t.to);
+    // A parallel step is never in a branch (nesting is refused), so it never joins one.
+    if (s.kind === "parallel") continue;
+    for (const t of flowTargets(s)) {
+      if (t.to !== "join") before[t.to]?.push(s.index);
+      else if (!toJoin.has(s.index)) {
+        toJoin.add(s.index);
+        queue.push(s.index);
+      }
+    }
+  }
+  for (let q = 0; q < queue.length; q++) {
+    for (const b of before[queue[q] as number] ?? []) {
+      if (!toJoin.has(b)) {
+        toJoin.add(b);
+        queue.push(b);
+      }
+    }
+  }
+  const line = new Set<number>();
+  const walk: number[] = [];
+  const enter = (i: number) => {
+    if (steps[i] && !line.has(i) && !entries.has(i) && !toJoin.has(i)) {
+      line.add(i);
+      walk.push(i);
+    }
+  };
+  // The first step can never be a branch entry; it starts the main line even when it is wrong.
+  if (steps[0]) {
+    line.add(0);
+    walk.push(0);
+  }
+  for (const s of steps) {
+    if (s?.kind === "parallel") for (const t of s.next ?? []) if (t.to !== "join") enter(t.to);
+  }
+  for (let q = 0; q < walk.length; q++) {
+    const s = steps[walk[q] as number];
+    if (!s) continue;
+    for (const t of [...flowTargets(s), ...(s.onReject ? [s.onReject] : [])]) {
+      if (t.to !== "join") enter(t.to);
+    }
+    if (s.next === null && s.kind !== "finish") enter(s.index + 1);
+  }
+  return line;
+}
 
 /** Runs every graph rule over `steps` (aligned with the file's step list) and reports issues. */
 export function checkGraph(
@@ -73,108 +173,99 @@ export function checkGraph(
   const idOf = (i: number) => steps[i]?.id ?? `steps[${i}]`;
   const kindOf = (i: number) => steps[i]?.kind ?? null;
 
-  // ---- Branches (parallel profile §2). ----
-  const memberships = new Map<number, Membership[]>();
+  // ---- Branches (parallel profile §2). Each step joins the first branch that reaches it; every
+  // step is walked once, so this is linear in the file. ----
+  const members = new Map<number, Membership>();
   const flagged = new Set<number>(); // steps with a branch issue, so "reaches join" stays quiet
-  for (const p of steps) {
-    if (p === null || p.kind !== "parallel" || p.branches === null) continue;
+  const parallels = steps.filter((s): s is GStep => s !== null && s.kind === "parallel");
+  const line = parallels.length > 0 ? mainLine(steps) : new Set<number>();
+  const walks: { p: GStep; entry: number }[] = [];
+  for (const p of parallels) {
     const continuation = new Set((p.next ?? []).flatMap((t) => (t.to === "join" ? [] : [t.to])));
-    for (const entry of p.branches) {
+    for (const entry of p.branches ?? []) {
       if (entry.to === "join") continue;
       const e = entry.to;
+      const owner = members.get(e);
       if (e === p.index) {
         issues.add(entry.at, `${entry.path}: a parallel step cannot be its own branch`);
-        complete = false;
-        continue;
-      }
-      if (kindOf(e) === "finish") {
+      } else if (kindOf(e) === "finish") {
         issues.add(entry.at, `${entry.path}: "${idOf(e)}" is a finish; a branch cannot contain one`);
-        complete = false;
-        continue;
-      }
-      if (kindOf(e) === "parallel") {
+      } else if (kindOf(e) === "parallel") {
         issues.add(
           entry.at,
           `${entry.path}: "${idOf(e)}" is a parallel step; branches cannot nest in parallel-1`,
         );
-        complete = false;
-        continue;
-      }
-      if (e === 0) {
+      } else if (e === 0) {
         issues.add(
           entry.at,
           `${entry.path}: "${idOf(e)}" is the first step, which starts the run; it cannot start a branch`,
         );
-        complete = false;
-        continue;
-      }
-      if (continuation.has(e)) {
+      } else if (continuation.has(e)) {
         issues.add(
           entry.at,
           `${entry.path}: "${idOf(e)}" is where the parallel step continues after the join; it cannot be a branch`,
         );
-        complete = false;
+      } else if (owner !== undefined) {
+        // The step stays in its first branch, so every other rule still knows where it belongs.
+        issues.add(
+          entry.at,
+          `${entry.path}: "${idOf(e)}" is already a branch of "${idOf(owner.parallel)}"; a step belongs to one branch`,
+        );
+        continue;
+      } else {
+        // Every entry is claimed before any branch is walked, so a walk that reaches another
+        // branch's entry reports the edge that does it.
+        members.set(e, { parallel: p.index, entry: e });
+        walks.push({ p, entry: e });
         continue;
       }
-      const seen = new Set<number>([e]);
-      const queue = [e];
-      while (queue.length > 0) {
-        const m = queue.shift() as number;
-        const list = memberships.get(m) ?? [];
-        if (!list.some((x) => x.parallel === p.index && x.entry === e))
-          list.push({ parallel: p.index, entry: e });
-        memberships.set(m, list);
-        const s = steps[m];
-        if (!s) continue;
-        const out = [...(s.next ?? []), ...(s.onTimeout ? [s.onTimeout] : [])];
-        for (const t of out) {
-          if (t.to === "join") continue;
-          const to = t.to;
-          if (to === p.index) {
-            issues.add(
-              t.at,
-              `${t.path}: a branch step cannot route to its parallel step "${p.id}"; end the branch with join`,
-            );
-            flagged.add(m);
-          } else if (kindOf(to) === "finish") {
-            issues.add(
-              t.at,
-              `${t.path}: a branch step cannot route to a finish ("${idOf(to)}"); end the branch with join`,
-            );
-            flagged.add(m);
-          } else if (kindOf(to) === "parallel") {
-            issues.add(
-              t.at,
-              `${t.path}: "${idOf(to)}" is a parallel step; branches cannot nest in parallel-1`,
-            );
-            flagged.add(m);
-            complete = false;
-          } else if (to === 0 || continuation.has(to)) {
-            issues.add(
-              t.at,
-              `${t.path}: "${idOf(to)}" is outside this branch; a branch step routes only to steps of its branch or join`,
-            );
-            flagged.add(m);
-          } else if (!seen.has(to)) {
-            seen.add(to);
-            queue.push(to);
-          }
-        }
-      }
+      complete = false;
     }
   }
-
-  const members = new Map<number, Membership>();
-  for (const [m, list] of memberships) {
-    members.set(m, list[0] as Membership);
-    const s = steps[m];
-    if (list.length > 1 && s) {
-      const names = list.map((x) => `"${idOf(x.entry)}" of "${idOf(x.parallel)}"`);
-      issues.add(
-        s.at,
-        `${s.path}: step "${s.id}" is in more than one branch (${names.join(", ")}); a step belongs to one branch`,
-      );
-      flagged.add(m);
+  for (const { p, entry } of walks) {
+    const queue = [entry];
+    for (let q = 0; q < queue.length; q++) {
+      const m = queue[q] as number;
+      const s = steps[m];
+      if (!s) continue;
+      for (const t of flowTargets(s)) {
+        if (t.to === "join") continue;
+        const to = t.to;
+        const owner = members.get(to);
+        if (to === p.index) {
+          issues.add(
+            t.at,
+            `${t.path}: a branch step cannot route to its parallel step "${p.id}"; end the branch with join`,
+          );
+        } else if (kindOf(to) === "finish") {
+          issues.add(
+            t.at,
+            `${t.path}: a branch step cannot route to a finish ("${idOf(to)}"); end the branch with join`,
+          );
+        } else if (kindOf(to) === "parallel") {
+          issues.add(t.at, `${t.path}: "${idOf(to)}" is a parallel step; branches cannot nest in parallel-1`);
+          complete = false;
+        } else if (line.has(to)) {
+          issues.add(
+            t.at,
+            `${t.path}: "${idOf(to)}" is outside this branch; a branch step routes only to steps of its branch or join`,
+          );
+        } else if (owner === undefined) {
+          members.set(to, { parallel: p.index, entry });
+          queue.push(to);
+          continue;
+        } else if (owner.parallel !== p.index || owner.entry !== entry) {
+          const other =
+            owner.entry === to
+              ? `starts another branch of "${idOf(owner.parallel)}"`
+              : `is in another branch ("${idOf(owner.entry)}" of "${idOf(owner.parallel)}")`;
+          issues.add(
+            t.at,
+            `${t.path}: "${idOf(to)}" ${other}; a step belongs to one branch, so end this one with join`,
+          );
+        } else continue; // a step of this branch, already walked
+        flagged.add(m);
+      }
     }
   }
 
@@ -228,8 +319,11 @@ export function checkGraph(
     } else defaultsKnown = false;
   }
 
-  // ---- Acyclicity on next and on_timeout (parallel and join edges exempt). Steps on a cycle are
-  // flagged: that they never reach join is the cycle's consequence, not a second mistake. ----
+  // ---- Acyclicity on next and on_timeout (parallel and join edges exempt), one depth-first walk.
+  // Each back edge closes a cycle and is reported once, with the cycle shortened when long. Steps
+  // on a cycle are flagged: that they never reach join is the cycle's consequence, not a second
+  // mistake. A frame's `low` is the lowest stack position a back edge from its subtree returned
+  // to; the frame is on a cycle when that is at or below its own position. ----
   const forward = (i: number) =>
     (outgoing[i] ?? []).filter(
       (e) =>
@@ -237,26 +331,35 @@ export function checkGraph(
         e.kind === "on_timeout" ||
         (e.kind === "default" && (defaultsKnown || !usesParallel)),
     );
+  const rule = "following next and on_timeout no step may be visited twice; only on_reject goes back";
   const state = new Uint8Array(steps.length); // 0 new, 1 on stack, 2 done
+  const position = new Int32Array(steps.length); // stack position while on the stack
+  type Frame = { node: number; edges: Edge[]; next: number; low: number };
   for (let root = 0; root < steps.length; root++) {
     if (state[root] !== 0 || steps[root] === null) continue;
-    const stack: { node: number; edges: Edge[]; next: number }[] = [
-      { node: root, edges: forward(root), next: 0 },
-    ];
+    const stack: Frame[] = [{ node: root, edges: forward(root), next: 0, low: Number.POSITIVE_INFINITY }];
     state[root] = 1;
+    position[root] = 0;
     while (stack.length > 0) {
-      const top = stack[stack.length - 1] as (typeof stack)[number];
+      const depth = stack.length - 1;
+      const top = stack[depth] as Frame;
       if (top.next >= top.edges.length) {
         state[top.node] = 2;
         stack.pop();
+        if (top.low <= depth) flagged.add(top.node);
+        const parent = stack[depth - 1];
+        if (parent && top.low < parent.low) parent.low = top.low;
         continue;
       }
       const e = top.edges[top.next++] as Edge;
       if (state[e.to] === 1) {
-        const from = stack.findIndex((f) => f.node === e.to);
-        for (const f of stack.slice(from)) flagged.add(f.node);
-        const cycle = arrow([...stack.slice(from).map((f) => idOf(f.node)), idOf(e.to)]);
-        const rule = "following next and on_timeout no step may be visited twice; only on_reject goes back";
+        const from = position[e.to] as number;
+        if (from < top.low) top.low = from;
+        // A wait_for whose next (or default) and on_timeout both return to one step closes one
+        // cycle: it is reported once, at next. (Routes of a list never repeat a target.)
+        if (e.kind === "on_timeout" && top.edges.some((x) => x !== e && x.to === e.to)) continue;
+        const ids = (k: number) => idOf((stack[from + k] as Frame).node);
+        const cycle = cycleText(ids, depth - from + 1, idOf(e.to));
         if (e.kind === "default") {
           issues.add(
             e.at,
@@ -267,7 +370,8 @@ export function checkGraph(
         }
       } else if (state[e.to] === 0 && steps[e.to]) {
         state[e.to] = 1;
-        stack.push({ node: e.to, edges: forward(e.to), next: 0 });
+        position[e.to] = stack.length;
+        stack.push({ node: e.to, edges: forward(e.to), next: 0, low: Number.POSITIVE_INFINITY });
       }
     }
   }
@@ -277,7 +381,7 @@ export function checkGraph(
     // Nothing outside the branches routes into one, and join is only for branch steps.
     for (const s of steps) {
       if (s === null || members.has(s.index)) continue;
-      for (const t of [...(s.next ?? []), ...(s.onTimeout ? [s.onTimeout] : [])]) {
+      for (const t of flowTargets(s)) {
         if (t.to === "join" && usesParallel)
           issues.add(t.at, `${t.path}: join is allowed only inside a parallel branch`);
       }
@@ -297,6 +401,11 @@ export function checkGraph(
           e.at,
           `${e.path}: its default next, the following step "${idOf(e.to)}", is ${where}; name next`,
         );
+      } else if (e.from === into.parallel) {
+        issues.add(
+          e.at,
+          `${e.path}: "${idOf(e.to)}" is a step of this parallel step's branch "${idOf(into.entry)}"; next names where the run continues after every branch has joined, a step outside the branches`,
+        );
       } else {
         issues.add(e.at, `${e.path}: "${idOf(e.to)}" is ${where}; only the parallel step starts a branch`);
       }
@@ -314,24 +423,40 @@ export function checkGraph(
         flagged.add(m);
       }
     }
-    // Every branch step reaches join. Other rules imply it, so it speaks only when they are silent.
+    // Every branch step reaches join: one walk back from join over the branch edges. Other rules
+    // imply it, so it speaks only when they are silent; a step whose mistake is already reported
+    // counts as reaching join, so the steps before it do not repeat that mistake.
+    const before = new Map<number, number[]>();
     const reaches = new Set<number>();
-    let changed = true;
-    while (changed) {
-      changed = false;
-      for (const m of members.keys()) {
-        if (reaches.has(m)) continue;
-        const s = steps[m];
-        const out = s ? [...(s.next ?? []), ...(s.onTimeout ? [s.onTimeout] : [])] : [];
-        if (out.some((t) => t.to === "join" || reaches.has(t.to))) {
-          reaches.add(m);
-          changed = true;
+    const queue: number[] = [];
+    for (const m of members.keys()) {
+      const s = steps[m];
+      if (!s) continue;
+      let seed = flagged.has(m);
+      for (const t of flowTargets(s)) {
+        if (t.to === "join") seed = true;
+        else if (members.has(t.to)) {
+          const list = before.get(t.to);
+          if (list) list.push(m);
+          else before.set(t.to, [m]);
+        }
+      }
+      if (seed) {
+        reaches.add(m);
+        queue.push(m);
+      }
+    }
+    for (let q = 0; q < queue.length; q++) {
+      for (const b of before.get(queue[q] as number) ?? []) {
+        if (!reaches.has(b)) {
+          reaches.add(b);
+          queue.push(b);
         }
       }
     }
     for (const m of members.keys()) {
       const s = steps[m];
-      if (s && !reaches.has(m) && !flagged.has(m)) {
+      if (s && !reaches.has(m)) {
         issues.add(s.at, `${s.path}: never reaches join; every step in a branch must end at join`);
       }
     }
@@ -339,9 +464,8 @@ export function checkGraph(
     if (steps[0]) {
       const reached = new Set<number>([0]);
       const queue = [0];
-      while (queue.length > 0) {
-        const i = queue.shift() as number;
-        for (const e of outgoing[i] ?? []) {
+      for (let q = 0; q < queue.length; q++) {
+        for (const e of outgoing[queue[q] as number] ?? []) {
           if (!reached.has(e.to)) {
             reached.add(e.to);
             queue.push(e.to);

@@ -1,15 +1,19 @@
 /** Small helpers over the located YAML tree, shared by the validators. */
 
+import { clipMessage } from "./issue-limits.ts";
 import type { Position } from "./position.ts";
 import type { Issue } from "./types.ts";
 import type { LEntry, LMap, LNode, LSeq } from "./yaml-tree.ts";
 
-/** Collects issues; `add` takes the position the message is about. */
+/**
+ * Collects issues; `add` takes the position the message is about. Messages are clipped to
+ * `MAX_MESSAGE` characters here, so a message that quotes a long key stays small in memory too.
+ */
 export class Issues {
   readonly list: Issue[] = [];
 
   add(at: Position, message: string): void {
-    this.list.push({ line: at.line, col: at.col, message });
+    this.list.push({ line: at.line, col: at.col, message: clipMessage(message) });
   }
 
   get count(): number {

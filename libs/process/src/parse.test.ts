@@ -142,22 +142,41 @@ describe("§2.1 YAML 1.2, core schema only", () => {
   it.each([
     [
       "!foo x",
-      "3:19 description: tag !foo is not allowed; the frontmatter uses the YAML 1.2 core schema only",
+      "3:14 description: tag !foo is not allowed; the frontmatter uses the YAML 1.2 core schema only",
     ],
     [
       "!!binary eA==",
-      "3:23 description: tag !!binary is not allowed; the frontmatter uses the YAML 1.2 core schema only",
+      "3:14 description: tag !!binary is not allowed; the frontmatter uses the YAML 1.2 core schema only",
     ],
     [
       "!!timestamp 2026-10-06",
-      "3:26 description: tag !!timestamp is not allowed; the frontmatter uses the YAML 1.2 core schema only",
+      "3:14 description: tag !!timestamp is not allowed; the frontmatter uses the YAML 1.2 core schema only",
     ],
-    ["! x", "3:16 description: tag ! is not allowed; the frontmatter uses the YAML 1.2 core schema only"],
-    ["!!int abc", "3:20 description: the value does not fit its tag !!int"],
-    ["!!map [a]", "3:20 description: the value does not fit its tag !!map"],
-  ])("§2.1 tags outside the core schema are refused (%s)", (value, issue) => {
+    ["! x", "3:14 description: tag ! is not allowed; the frontmatter uses the YAML 1.2 core schema only"],
+    ["!!int abc", "3:14 description: the value does not fit its tag !!int"],
+    ["!!map [a]", "3:14 description: the value does not fit its tag !!map"],
+  ])("§2.1 tags outside the core schema are refused, at the tag (%s)", (value, issue) => {
     const text = doc(FINISH_ONLY).replace("description: A demo process.", `description: ${value}`);
     expect(issuesOf(text)).toEqual([issue]);
+  });
+
+  it("§2.1 a refused tag is reported where the tag is written (after an anchor, before a line break, in a list, on a key)", () => {
+    const lines = [
+      "steps:",
+      "  - id: a",
+      "    agent: &x !foo", // 6
+      "      text",
+      "    next: [!!int abc, done]", // 8
+      "    !!int 3: x", // 9
+      "  - id: done",
+      "    finish: !!map [a]", // 11
+    ];
+    expect(issuesOf(doc(lines))).toEqual([
+      "6:15 steps[0].agent: tag !foo is not allowed; the frontmatter uses the YAML 1.2 core schema only",
+      "8:12 steps[0].next[0]: the value does not fit its tag !!int",
+      "9:5 steps[0]: keys must be plain text",
+      "11:13 steps[1].finish: the value does not fit its tag !!map",
+    ]);
   });
 
   it("§2.1 core schema tags are read as the core schema says", () => {

@@ -4,6 +4,7 @@
  */
 
 import { contentHash } from "./hash.ts";
+import { clipMessage, limitIssues } from "./issue-limits.ts";
 import { LineIndex } from "./position.ts";
 import { splitFile } from "./split.ts";
 import type { Issue, ParseResult } from "./types.ts";
@@ -57,7 +58,7 @@ function parseUnguarded(text: string, options: ParseOptions): ParseResult {
     issues.push(...result.issues);
   }
   if (issues.length > 0 || result?.process == null) {
-    return { ok: false, issues: issues.sort(byPosition) };
+    return { ok: false, issues: limitIssues(issues.sort(byPosition)) };
   }
   const parts = result.process;
   return {
@@ -78,7 +79,8 @@ function parseUnguarded(text: string, options: ParseOptions): ParseResult {
  *   `validate.ts`, `graph.ts`), and, when `options.folderName` is given, that `name` equals it.
  *
  * Returns `{ ok: true, process }` with the content hash of §6 rule 5, or `{ ok: false, issues }`
- * with every issue found, sorted by position. Each issue has a 1-based `line` and `col` in the whole
+ * with every issue found, sorted by position, up to a bound (see `issue-limits.ts`): at most 200
+ * issues, then one saying how many more there were; each message at most 500 characters. Each issue has a 1-based `line` and `col` in the whole
  * file (frontmatter line 1 is file line 2; columns count UTF-16 code units) and a `message` that
  * names the key path (`steps[2].next: unknown step "aprove"`). Never throws, for any string.
  */
@@ -90,7 +92,7 @@ export function parseProcess(text: string, options: ParseOptions = {}): ParseRes
     const detail = error instanceof Error ? error.message : String(error);
     return {
       ok: false,
-      issues: [{ line: 1, col: 1, message: `frontmatter: could not be parsed (${detail})` }],
+      issues: [{ line: 1, col: 1, message: clipMessage(`frontmatter: could not be parsed (${detail})`) }],
     };
   }
 }

@@ -4,6 +4,7 @@
  */
 
 import { describe, expect, it } from "vitest";
+import { parseProcess } from "./parse.ts";
 import { branchMembership, stepNext } from "./steps.ts";
 import { doc, FINISH_ONLY, issuesOf, processOf } from "./test-support.ts";
 
@@ -119,7 +120,7 @@ describe("parallel.md §1–§2", () => {
     [
       15,
       "    next: sec",
-      '16:5 steps[3]: step "sec" is in more than one branch ("ops" of "respond", "sec" of "respond"); a step belongs to one branch',
+      '15:11 steps[2].next: "sec" starts another branch of "respond"; a step belongs to one branch, so end this one with join',
     ],
     [
       23,
@@ -295,6 +296,127 @@ describe("parallel.md §1–§2", () => {
     });
     expect(stepNext(p, "comms_chase")).toEqual([{ to: "join" }, { to: "ops_help" }]);
   });
+
+  /** A fork after two steps; `x` and `y` are its branches and `review` follows the join. */
+  const backRoute = (xNext: string) => [
+    "steps:", // 4
+    "  - id: start", // 5
+    "    agent: go",
+    "  - id: prep", // 7
+    "    agent: prep",
+    "  - id: fork", // 9
+    "    parallel: [x, y]",
+    "    next: review",
+    "  - id: x", // 12
+    "    agent: x work",
+    `    next: ${xNext}`, // 14
+    "  - id: y", // 15
+    "    agent: y",
+    "    next: join",
+    "  - id: review", // 18
+    "    approve: fine?",
+    "    person: boss",
+    "    next: done",
+    "  - id: done", // 22
+    "    finish: ok",
+  ];
+
+  it.each([
+    ["prep", "a step before the fork"],
+    ["start", "the first step"],
+    ["review", "the step after the join"],
+  ])(
+    "parallel.md §2 a branch step never routes outside its branch: reported at the edge, without a cascade (next: %s, %s)",
+    (target) => {
+      expect(issuesOf(doc(backRoute(target)))).toEqual([
+        `14:11 steps[3].next: "${target}" is outside this branch; a branch step routes only to steps of its branch or join`,
+      ]);
+    },
+  );
+
+  it("parallel.md §2 a route out of a branch is reported once, not again at the steps before it", () => {
+    const lines = backRoute("x2").flatMap((l) =>
+      l === "  - id: y" ? ["  - id: x2", "    agent: more x work", "    next: [prep, join]", l] : [l],
+    );
+    expect(issuesOf(doc(lines))).toEqual([
+      '17:12 steps[4].next[0]: "prep" is outside this branch; a branch step routes only to steps of its branch or join',
+    ]);
+  });
+
+  it('parallel.md §2 a mistake at the end of a branch is not repeated as "never reaches join" before it', () => {
+    const lines = backRoute("x2").flatMap((l) =>
+      l === "  - id: y" ? ["  - id: x2", "    agent: more x work", "    next: done", l] : [l],
+    );
+    expect(issuesOf(doc(lines))).toEqual([
+      '17:11 steps[4].next: a branch step cannot route to a finish ("done"); end the branch with join',
+    ]);
+  });
+
+  it("parallel.md §2 no step is in two branches: reported at the edge that leads into the other branch", () => {
+    const lines = [
+      "steps:", // 4
+      "  - id: start",
+      "    agent: go",
+      "  - id: fork", // 7
+      "    parallel: [a, b]",
+      "    next: done",
+      "  - id: a", // 10
+      "    agent: a",
+      "    next: a2",
+      "  - id: a2", // 13
+      "    agent: a2",
+      "    next: join",
+      "  - id: b", // 16
+      "    agent: b",
+      "    next: a2", // 18
+      "  - id: done",
+      "    finish: ok",
+    ];
+    expect(issuesOf(doc(lines))).toEqual([
+      '18:11 steps[4].next: "a2" is in another branch ("a" of "fork"); a step belongs to one branch, so end this one with join',
+    ]);
+  });
+
+  it("parallel.md §2 no step is in two branches: an entry listed by a second parallel step is reported there", () => {
+    const lines = [
+      "steps:", // 4
+      "  - id: start",
+      "    agent: go",
+      "  - id: fork", // 7
+      "    parallel: [a, b]",
+      "    next: fork2",
+      "  - id: a", // 10
+      "    agent: a",
+      "    next: join",
+      "  - id: b", // 13
+      "    agent: b",
+      "    next: join",
+      "  - id: fork2", // 16
+      "    parallel: [a, c]", // 17
+      "    next: done",
+      "  - id: c",
+      "    agent: c",
+      "    next: join",
+      "  - id: done",
+      "    finish: ok",
+    ];
+    expect(issuesOf(doc(lines))).toEqual([
+      '17:16 steps[4].parallel[0]: "a" is already a branch of "fork"; a step belongs to one branch',
+    ]);
+  });
+
+  it("parallel.md §2 the parallel step's own next names a step after the join, not one of its branch steps", () => {
+    const lines = backRoute("x2")
+      .flatMap((l) =>
+        l === "  - id: y" ? ["  - id: x2", "    agent: more x work", "    next: join", l] : [l],
+      )
+      .map((l) => (l === "    next: review" ? "    next: x2" : l));
+    expect(issuesOf(doc(lines))).toEqual([
+      '11:11 steps[2].next: "x2" is a step of this parallel step\'s branch "x"; next names where the run continues after every branch has joined, a step outside the branches',
+      '21:5 steps[6]: step "review" cannot be reached from the first step',
+      '25:5 steps[7]: step "done" cannot be reached from the first step',
+    ]);
+  });
 });
 
 describe("check.md §2", () => {
@@ -374,6 +496,16 @@ describe("check.md §2", () => {
         "        one_of: { a: A, b: B }",
         "        levels: [x, y]",
         "        pass: [a]",
+      ],
+      "8:9 steps[0].check[0]: use one_of (a choice) or levels (a rubric), not both",
+    ],
+    [
+      [
+        "    check:",
+        "      - ask: Q?",
+        "        one_of: { a: A, b: B }",
+        "        levels: [x, y]",
+        "        pass: 1",
       ],
       "8:9 steps[0].check[0]: use one_of (a choice) or levels (a rubric), not both",
     ],
@@ -534,6 +666,61 @@ describe("check.md §2", () => {
     [["    check: Q?", "    advisory: yes"], "8:15 steps[0].advisory: expected true or false"],
   ])("check.md §2 %j is refused", (lines, issue) => {
     expect(issuesOf(doc(withCheck(...lines)))).toEqual([issue]);
+  });
+
+  it("check.md §2 a question with both one_of and levels still reports every other issue", () => {
+    const lines = withCheck(
+      "    check:",
+      "      - ask: Q?", // 8
+      "        one_of: { a: A }", // 9
+      "        levels: [only]", // 10
+      "        unsure: [b]", // 11
+      "        fail: 0.2", // 12
+    );
+    expect(issuesOf(doc(lines))).toEqual([
+      "8:9 steps[0].check[0]: use one_of (a choice) or levels (a rubric), not both",
+      "8:9 steps[0].check[0].pass: required; the answer names that pass (a choice) or the 0-based level at or above which the answer passes (a rubric)",
+      "9:17 steps[0].check[0].one_of: must map two or more answer names to descriptions",
+      "10:17 steps[0].check[0].levels: must be a list of 2–10 level descriptions, worst first",
+      "12:9 steps[0].check[0].fail: allowed only on a yes/no question",
+    ]);
+    const withPass = (pass: string) =>
+      withCheck(
+        "    check:",
+        "      - ask: Q?",
+        "        one_of: { a: A, b: B }",
+        "        levels: [x, y]",
+        `        pass: ${pass}`, // 11
+      );
+    expect(issuesOf(doc(withPass("[c]")))).toEqual([
+      "8:9 steps[0].check[0]: use one_of (a choice) or levels (a rubric), not both",
+      '11:16 steps[0].check[0].pass[0]: "c" is not an answer in one_of; use a or b',
+    ]);
+    expect(issuesOf(doc(withPass("2")))).toEqual([
+      "8:9 steps[0].check[0]: use one_of (a choice) or levels (a rubric), not both",
+      "11:15 steps[0].check[0].pass: must be a level number from 0 to 1",
+    ]);
+  });
+
+  it("check.md §2 a choice with many answers: each wrong name is reported, naming the first ten answers", () => {
+    const answers = Array.from({ length: 5000 }, (_, i) => `a${i}`);
+    const wrong = Array.from({ length: 300 }, (_, i) => `w${i}`);
+    const lines = withCheck(
+      "    check:",
+      "      - ask: Q?",
+      `        one_of: { ${answers.map((a) => `${a}: A`).join(", ")} }`,
+      `        pass: [${[...answers, ...wrong].join(", ")}]`, // 10
+      `        unsure: [${answers.join(", ")}]`, // 11
+    );
+    const result = parseProcess(doc(lines));
+    expect(result.ok).toBe(false);
+    const issues = result.ok ? [] : result.issues;
+    // 300 wrong names and 5,000 answers both in pass and unsure: capped at 200 and one more.
+    expect(issues).toHaveLength(201);
+    expect(issues[0]?.message).toBe(
+      'steps[0].check[0].pass[5000]: "w0" is not an answer in one_of; use a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, … (5,000 answers)',
+    );
+    expect(issues[200]?.message).toBe("frontmatter: … and 5,100 more issues from here on; fix these first");
   });
 
   it("check.md §2 rubric levels 2 and 10 and yes/no bounds 0 and 1 are accepted", () => {

@@ -683,16 +683,18 @@ class Validator {
     const frontmatter = toJson(root) as Record<string, unknown>;
     const values = toJson(root) as Record<string, unknown>;
     const steps: Step[] = this.drafts.map((d) => this.buildStep(d, values));
-    const roles: string[] = [];
+    // A set: a file of many steps naming many roles stays linear. It keeps first-use order.
+    const roleSet = new Set<string>();
     for (const s of steps) {
       if (
         (s.kind === "task" || s.kind === "approve") &&
         s.person !== "initiator" &&
         !s.person.includes(".")
       ) {
-        if (!roles.includes(s.person)) roles.push(s.person);
+        roleSet.add(s.person);
       }
     }
+    const roles = [...roleSet];
     const profiles: string[] = [];
     if (steps.some((s) => s.kind === "parallel")) profiles.push("parallel-1");
     if (steps.some((s) => (s.kind === "agent" || s.kind === "task") && s.check !== null))

@@ -18,9 +18,23 @@
  *   shortest round-trip form of the double they parse to (`0.1000000000000000000001`, but not
  *   `1.10`, `1e21` or `0.1`). `-0` is kept; canonical JSON writes it `0`;
  * - strings and keys with a lone UTF-16 surrogate, which have no UTF-8 form to hash.
+ *
+ * A refused tag is reported where the tag is written (`description: !!binary aGVsbG8=` at the
+ * `!`), not where its value starts: the tag is what to change.
  */
 
-import { type Document, isAlias, isMap, isPair, isScalar, isSeq, type Node, parseAllDocuments } from "yaml";
+import {
+  type Document,
+  isAlias,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  Lexer,
+  type Node,
+  parseAllDocuments,
+} from "yaml";
+import { clipMessage } from "./issue-limits.ts";
 import { show } from "./patterns.ts";
 import type { LineIndex, Position } from "./position.ts";
 import type { Issue } from "./types.ts";
@@ -75,6 +89,33 @@ const showTag = (tag: string) => (tag.startsWith(YAML_PREFIX) ? `!!${tag.slice(Y
 /** True when `s` holds a UTF-16 surrogate without its pair. */
 export function hasLoneSurrogate(s: string): boolean {
   return loneSurrogateAt(s) !== -1;
+}
+
+/**
+ * The offsets of every tag (`!foo`, `!!binary`, `!`) in YAML `text`, in order. The `yaml` library
+ * keeps a node's tag but not where it is written, so the text is lexed again, the way its parser
+ * counts offsets: control lexemes (document, flow-end and scalar markers) take no room, and the
+ * lexeme after a scalar marker is the scalar's source, never a tag.
+ */
+function tagOffsets(text: string): number[] {
+  const out: number[] = [];
+  let offset = 0;
+  let atScalar = false;
+  for (const lexeme of new Lexer().lex(text)) {
+    if (atScalar) {
+      atScalar = false;
+      offset += lexeme.length;
+      continue;
+    }
+    if (lexeme === "\x1f") {
+      atScalar = true;
+      continue;
+    }
+    if (lexeme === "\x02" || lexeme === "\x18") continue;
+    if (lexeme.startsWith("!")) out.push(offset);
+    offset += lexeme.length;
+  }
+  return out;
 }
 
 /** The index of the first lone surrogate in `s`, or -1. */
@@ -138,8 +179,11 @@ export function numberProblem(source: string, value: number): string | null {
 
 class Reader {
   readonly issues: Issue[] = [];
+  /** Offsets of the tags in the text; lexed on the first refused tag only. */
+  private tags: number[] | null = null;
 
   constructor(
+    private readonly text: string,
     private readonly index: LineIndex,
     private readonly base: number,
   ) {}
@@ -149,7 +193,26 @@ class Reader {
   }
 
   issue(at: Position, message: string) {
-    this.issues.push({ line: at.line, col: at.col, message });
+    this.issues.push({ line: at.line, col: at.col, message: clipMessage(message) });
+  }
+
+  /**
+   * Where the tag of `node` is written: the last tag before its content (a node's properties come
+   * right before it; only an anchor, spaces, comments and line breaks may stand between).
+   */
+  tagPos(node: Node, fallback: Position): Position {
+    if (!node.range) return fallback;
+    this.tags ??= tagOffsets(this.text);
+    const start = node.range[0];
+    let lo = 0;
+    let hi = this.tags.length; // first tag at or after start
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((this.tags[mid] as number) < start) lo = mid + 1;
+      else hi = mid;
+    }
+    const offset = this.tags[lo - 1];
+    return offset === undefined ? fallback : this.pos(offset);
   }
 
   node(node: Node | null | undefined, path: string, fallback: Position, depth: number): LNode {
@@ -167,14 +230,15 @@ class Reader {
     const tag = (node as { tag?: string }).tag;
     if (tag !== undefined && !CORE_TAGS.has(tag)) {
       this.issue(
-        at,
+        this.tagPos(node, at),
         `${label}: tag ${showTag(tag)} is not allowed; the frontmatter uses the YAML 1.2 core schema only`,
       );
       return { kind: "bad", ...at };
     }
-    if (isScalar(node)) return this.scalar(node.value, node.source, tag, label, at);
+    if (isScalar(node)) return this.scalar(node, tag, label, at);
     if (isMap(node)) {
-      if (tag !== undefined && tag !== `${YAML_PREFIX}map`) return this.tagMismatch(tag, label, at);
+      if (tag !== undefined && tag !== `${YAML_PREFIX}map`)
+        return this.tagMismatch(tag, label, this.tagPos(node, at));
       const entries: LEntry[] = [];
       const seen = new Set<string>();
       for (const pair of node.items) {
@@ -197,7 +261,8 @@ class Reader {
       return { kind: "map", entries, ...at };
     }
     if (isSeq(node)) {
-      if (tag !== undefined && tag !== `${YAML_PREFIX}seq`) return this.tagMismatch(tag, label, at);
+      if (tag !== undefined && tag !== `${YAML_PREFIX}seq`)
+        return this.tagMismatch(tag, label, this.tagPos(node, at));
       const items = node.items.map((item, i) => {
         if (isPair(item)) {
           this.issue(at, `${path}[${i}]: unexpected key-value pair in a list`);
@@ -216,7 +281,13 @@ class Reader {
     return { kind: "bad", ...at };
   }
 
-  scalar(value: unknown, source: unknown, tag: string | undefined, label: string, at: Position): LNode {
+  scalar(
+    node: Node & { value: unknown; source?: unknown },
+    tag: string | undefined,
+    label: string,
+    at: Position,
+  ): LNode {
+    const { value, source } = node;
     const expected = tag === undefined ? undefined : tag.slice(YAML_PREFIX.length);
     const fits =
       expected === undefined ||
@@ -224,7 +295,7 @@ class Reader {
       ((expected === "int" || expected === "float") && typeof value === "number") ||
       (expected === "bool" && typeof value === "boolean") ||
       (expected === "null" && value === null);
-    if (!fits) return this.tagMismatch(tag as string, label, at);
+    if (!fits) return this.tagMismatch(tag as string, label, this.tagPos(node, at));
     if (typeof value === "string") {
       if (hasLoneSurrogate(value)) {
         this.issue(at, `${label}: text contains a lone surrogate, which has no UTF-8 form`);
@@ -250,6 +321,8 @@ class Reader {
     if (node === null || !isScalar(node) || (node.tag !== undefined && node.tag !== `${YAML_PREFIX}str`)) {
       if (node !== null && isAlias(node))
         this.issue(at, `${label}: aliases (*${node.source}) are not allowed`);
+      else if (node !== null && node.tag !== undefined)
+        this.issue(this.tagPos(node, at), `${label}: keys must be plain text`);
       else this.issue(at, `${label}: keys must be plain text`);
       return null;
     }
@@ -278,7 +351,7 @@ export function readFrontmatter(
   base: number,
   index: LineIndex,
 ): { root: LNode | null; issues: Issue[] } {
-  const reader = new Reader(index, base);
+  const reader = new Reader(text, index, base);
   const start = reader.pos(0);
   let docs: Document.Parsed[];
   try {

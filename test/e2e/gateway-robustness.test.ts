@@ -118,6 +118,22 @@ describe("gateway robustness", () => {
     });
   });
 
+  it("bounds the issues of a refusal: 1,000 undeclared inputs give the first 200 and a count of the rest, so the answer fits one bus message (§6 rule 3)", async () => {
+    const inputs: Record<string, unknown> = { blob: {} };
+    for (let i = 0; i < 1000; i++) inputs[`f${i}`] = i;
+    const refused = await agent.call("start_run", {
+      process: "any-object",
+      inputs,
+      requestId: crypto.randomUUID(),
+    });
+    expect(refused.ok).toBe(false);
+    if (refused.ok) return;
+    expect(refused.error.code).toBe("invalid");
+    expect(refused.error.issues).toHaveLength(201);
+    expect(refused.error.issues?.slice(0, 2)).toEqual(["inputs.f0: not declared", "inputs.f1: not declared"]);
+    expect(refused.error.issues?.at(-1)).toBe("… and 800 more issues; fix these first");
+  });
+
   it("refuses a bearer token without an expiry (review finding 9)", async () => {
     const issuer = JSON.parse(readFileSync(join(baton.dataDir, "dev-issuer.json"), "utf8"));
     const key = await importJWK(issuer.privateJwk, "EdDSA");

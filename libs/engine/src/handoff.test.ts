@@ -67,6 +67,21 @@ describe("handoff (§3.3)", () => {
     expect(agentItem(sim)?.handoff).toEqual({ issues: ["output.revision: expected string"] });
   });
 
+  it("bounds the issues of a refused submission: the first 200 and a count of the rest, in the answer and in handoff.issues alike (§6 rule 3, §3.3)", () => {
+    const sim = draft();
+    const claimId = sim.claim(a1, "draft");
+    const output = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`f${i}`, i]));
+    const refused = sim.refused(a1, { type: "submit", claimId, output, summary: "Everything but revision." });
+    const expected = [
+      "output.revision: missing",
+      ...Array.from({ length: 199 }, (_, i) => `output.f${i}: not declared`),
+      "… and 801 more issues; fix these first",
+    ];
+    expect(refused).toMatchObject({ code: "not_accepted", issues: expected });
+    sim.advance(CONFIG.leaseMs);
+    expect(agentItem(sim)?.handoff).toEqual({ issues: expected });
+  });
+
   it("carries returned {note, by, at} after a person sent the escalated step back; several may be present", () => {
     const sim = draft();
     const c1 = sim.claim(a1, "draft");

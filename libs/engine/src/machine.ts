@@ -2,6 +2,7 @@ import { type AgentStep, checkValues, type TaskStep } from "@baton/process";
 import {
   CONFLICT,
   type Completion,
+  capIssues,
   decideCombinationIssues,
   type EvidenceItemArg,
   type Identity,
@@ -306,8 +307,9 @@ function completeWork(
     ctx.files ?? new Map(),
     summaryRequired,
   );
-  const notAccepted = (issues: string[]) => {
+  const notAccepted = (all: string[]) => {
     // §3.3: the next attempt reads the issues of the last refused submission in `handoff.issues`.
+    const issues = capIssues(all);
     const r = rt(tx, step.id);
     const same = JSON.stringify(r.handoff?.issues ?? null) === JSON.stringify(issues);
     if (!same) r.handoff = { ...(r.handoff ?? {}), issues };

@@ -23,9 +23,31 @@ export interface ProtocolError {
 /** A tool result exactly as tools.md shapes it. */
 export type ToolResult<T> = { ok: true; data: T } | { ok: false; error: ProtocolError };
 
-/** Builds a {@link ProtocolError}; `issues` is left out when empty so the wire shape stays minimal. */
+/** The most issues one error lists before a last issue that counts the rest. */
+export const MAX_ERROR_ISSUES = 200;
+
+/**
+ * `issues` as an error carries them: all of them up to {@link MAX_ERROR_ISSUES} + 1, else the first
+ * {@link MAX_ERROR_ISSUES} and `… and N more issues; fix these first`. Every issue at once (§6 rule 3)
+ * is what a client can act on; a list of 50,000 item errors would not fit one bus message (NATS 1 MB)
+ * and tells nothing the first 200 do not. `handoff.issues` (§3.3) is kept with the same bound.
+ */
+export function capIssues(issues: readonly string[]): string[] {
+  // Up to one more than the bound is kept as it is, so capping a capped list changes nothing.
+  if (issues.length <= MAX_ERROR_ISSUES + 1) return [...issues];
+  const rest = issues.length - MAX_ERROR_ISSUES;
+  return [
+    ...issues.slice(0, MAX_ERROR_ISSUES),
+    `… and ${rest.toLocaleString("en-US")} more issues; fix these first`,
+  ];
+}
+
+/**
+ * Builds a {@link ProtocolError}; `issues` is left out when empty so the wire shape stays minimal, and
+ * bounded by {@link capIssues}.
+ */
 export function protocolError(code: ErrorCode, message: string, issues?: readonly string[]): ProtocolError {
-  return issues && issues.length > 0 ? { code, message, issues: [...issues] } : { code, message };
+  return issues && issues.length > 0 ? { code, message, issues: capIssues(issues) } : { code, message };
 }
 
 /** `{ ok: true, data }`. */

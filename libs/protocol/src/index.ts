@@ -2,10 +2,12 @@ export { canonicalJson, requestFingerprint } from "./canonical.ts";
 export { DEFAULTS, OFFERED_PROFILES, OFFERED_TOOLS } from "./capabilities.ts";
 export {
   CONFLICT,
+  capIssues,
   ERROR_CODES,
   type ErrorCode,
   fail,
   isProtocolError,
+  MAX_ERROR_ISSUES,
   ok,
   type ProtocolError,
   protocolError,

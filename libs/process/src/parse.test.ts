@@ -152,7 +152,6 @@ describe("§2.1 YAML 1.2, core schema only", () => {
       "!!timestamp 2026-10-06",
       "3:14 description: tag !!timestamp is not allowed; the frontmatter uses the YAML 1.2 core schema only",
     ],
-    ["! x", "3:14 description: tag ! is not allowed; the frontmatter uses the YAML 1.2 core schema only"],
     ["!!int abc", "3:14 description: the value does not fit its tag !!int"],
     ["!!map [a]", "3:14 description: the value does not fit its tag !!map"],
   ])("§2.1 tags outside the core schema are refused, at the tag (%s)", (value, issue) => {
@@ -182,6 +181,24 @@ describe("§2.1 YAML 1.2, core schema only", () => {
   it("§2.1 core schema tags are read as the core schema says", () => {
     const text = doc(FINISH_ONLY).replace("description: A demo process.", "description: !!str 12");
     expect(processOf(text).description).toBe("12");
+  });
+
+  it("§2.1 the non-specific tag ! makes a scalar text, and !!float takes a plain integer (YAML 1.2 core schema; review finding)", () => {
+    const text = doc([
+      "inputs:",
+      "  size: { type: number, one_of: [!!float 1, !!float -2, !!float 2.5] }",
+      "  code: { type: string, one_of: [! 12, ! true] }",
+      "  meta: ! { type: object }",
+      ...FINISH_ONLY,
+    ]).replace("description: A demo process.", "description: ! 12");
+    const p = processOf(text);
+    expect(p.description).toBe("12");
+    expect(p.inputs.size).toEqual({ type: "number", one_of: [1, -2, 2.5] });
+    expect(p.inputs.code).toEqual({ type: "string", one_of: ["12", "true"] });
+    expect(p.inputs.meta).toEqual({ type: "object" });
+    expect(
+      issuesOf(doc(FINISH_ONLY).replace("description: A demo process.", "description: !!float 1x")),
+    ).toEqual(["3:14 description: the value does not fit its tag !!float"]);
   });
 
   it("§2.1 a %YAML directive for another version is refused", () => {

@@ -9,7 +9,8 @@
  *   the frontmatter must mean the same to every reader, so values are written out. Anchors alone
  *   (`&name`) change nothing and are ignored;
  * - tags other than the core schema's (`!!str`, `!!int`, `!!float`, `!!bool`, `!!null`, `!!map`,
- *   `!!seq`), and a core tag its value does not fit (`!!int abc`);
+ *   `!!seq`) and the non-specific `!` (a scalar under it is text), and a core tag its value does not
+ *   fit (`!!int abc`);
  * - merge keys (`<<`): YAML 1.1 only;
  * - keys that are not strings, and duplicate keys;
  * - numbers JSON cannot hold exactly (numbers are never rounded, ARCHITECTURE "Contracts fixed
@@ -227,7 +228,10 @@ class Reader {
       this.issue(at, `${label}: aliases (*${node.source}) are not allowed; write the value out`);
       return { kind: "bad", ...at };
     }
-    const tag = (node as { tag?: string }).tag;
+    const written = (node as { tag?: string }).tag;
+    // `!` is YAML's non-specific tag: a scalar is a string, a mapping or list stays what it is.
+    const tag =
+      written === "!" ? `${YAML_PREFIX}${isMap(node) ? "map" : isSeq(node) ? "seq" : "str"}` : written;
     if (tag !== undefined && !CORE_TAGS.has(tag)) {
       this.issue(
         this.tagPos(node, at),
@@ -287,8 +291,14 @@ class Reader {
     label: string,
     at: Position,
   ): LNode {
-    const { value, source } = node;
+    let { value, source } = node;
     const expected = tag === undefined ? undefined : tag.slice(YAML_PREFIX.length);
+    // The core schema's float form includes plain integers (`!!float 1` is 1), which the yaml
+    // library leaves as text under an explicit tag.
+    if (expected === "float" && typeof value === "string" && /^[-+]?[0-9]+$/.test(value)) {
+      source = value;
+      value = Number(value);
+    }
     const fits =
       expected === undefined ||
       (expected === "str" && typeof value === "string") ||

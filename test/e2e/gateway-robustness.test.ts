@@ -146,5 +146,28 @@ describe("gateway robustness", () => {
     const response = await post(toolCall("describe", {}), undefined, forever);
     expect(response.status).toBe(401);
     expect(response.headers.get("www-authenticate")).toMatch(/error="invalid_token"/);
+    expect(await response.json()).toEqual({
+      error: "invalid_token",
+      error_description: "the token has no expiry (exp); an access token must expire",
+    });
+  });
+
+  it("a refused token says what to fix, in the body as written and in WWW-Authenticate as RFC 6750 allows (tenancy review)", async () => {
+    const issuer = JSON.parse(readFileSync(join(baton.dataDir, "dev-issuer.json"), "utf8"));
+    const key = await importJWK(issuer.privateJwk, "EdDSA");
+    const odd = await new SignJWT({ org: "default", kind: "système", groups: [], roles: [] })
+      .setProtectedHeader({ alg: "EdDSA", kid: issuer.kid })
+      .setSubject("a_odd")
+      .setIssuer(issuer.issuer)
+      .setAudience(baton.url)
+      .setExpirationTime("1h")
+      .sign(key);
+    const response = await post(toolCall("describe", {}), undefined, odd);
+    expect(response.status).toBe(401);
+    const description = 'the token\'s claims are wrong: kind must be "agent" or "person" (got "système")';
+    expect(await response.json()).toEqual({ error: "invalid_token", error_description: description });
+    expect(response.headers.get("www-authenticate")).toContain(
+      `error_description="the token's claims are wrong: kind must be 'agent' or 'person' (got 'syst?me')"`,
+    );
   });
 });

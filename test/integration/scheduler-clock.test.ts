@@ -166,6 +166,35 @@ describe("baton clock — embedded (baton dev --clock manual)", () => {
     expect(((await invalid.json()) as { error: { code: string } }).error.code).toBe("invalid");
   });
 
+  it("the clock is one for the whole server: an operator of another organization reads it but may not move it (tenancy review)", async () => {
+    const elsewhere = await dev.token({
+      kind: "person",
+      id: "ops@other.example",
+      operator: true,
+      org: "other",
+    });
+    const headers = { authorization: `Bearer ${elsewhere}`, "content-type": "application/json" };
+    const before = await (await TestClock.of(dev)).now();
+    const moved = await fetch(`${base(dev)}/api/clock/advance`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ ms: HOUR, requestId: "other-1" }),
+    });
+    expect(moved.status).toBe(403);
+    expect(await moved.json()).toEqual({
+      ok: false,
+      error: {
+        code: "forbidden",
+        message:
+          'the clock is shared by every organization on this server; only operators of "default" (BATON_CLOCK_ORG) move it',
+      },
+    });
+    const read = await fetch(`${base(dev)}/api/clock`, { headers });
+    expect(read.status).toBe(200);
+    expect(await read.json()).toMatchObject({ ok: true, data: { manual: true } });
+    expect(await (await TestClock.of(dev)).now()).toBe(before);
+  });
+
   it("the manual clock survives a restart on the same data directory: time does not go backwards, and waits still fire (issue #5; review #5a: proven by get_work)", async () => {
     const clock = await TestClock.of(dev);
     const reached = await clock.advance(5 * DAY);
@@ -233,6 +262,14 @@ describe("baton clock — real time (the default)", () => {
   });
 
   it("advancing is refused as a conflict unless the clock is manual; the time is real (issue #5)", async () => {
+    // Operators only, checked first: a person without the role learns nothing of the clock's mode.
+    const person = await dev.token({ kind: "person", id: "pat@example.com" });
+    const refused = await fetch(`${base(dev)}/api/clock/advance`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${person}`, "content-type": "application/json" },
+      body: JSON.stringify({ ms: DAY }),
+    });
+    expect(refused.status).toBe(403);
     const token = await dev.token({ kind: "person", id: "ops@example.com", operator: true });
     const response = await fetch(`${base(dev)}/api/clock/advance`, {
       method: "POST",

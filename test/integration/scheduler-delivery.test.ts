@@ -133,6 +133,7 @@ const SETTINGS: SchedulerSettings = {
   concurrency: 4,
   tickTimeoutMs: 10_000,
   partitions: 4,
+  clockOrg: "default",
 };
 
 async function startRun(engine: EngineService, runId: string): Promise<void> {

@@ -93,6 +93,7 @@ describe("wait_for time-out racing send_event (in process, manual clock)", () =>
       log: silentLogger,
       settings: {
         replicaId: "race",
+        clockOrg: "default",
         pollMs: 1_000,
         claimMs: 30_000,
         backoffMs: 1_000,

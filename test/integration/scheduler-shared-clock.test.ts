@@ -210,6 +210,7 @@ describe("shared manual clock on NATS (review of issue #5)", () => {
         log: silentLogger,
         settings: {
           replicaId: "shared-clock",
+          clockOrg: "default",
           pollMs: 60_000,
           claimMs: 30_000,
           backoffMs: 200,

@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
+  errors,
   exportJWK,
   generateKeyPair,
   importJWK,
@@ -130,17 +131,26 @@ export function createBearerVerifier(options: {
           requiredClaims: ["exp", "sub"],
         });
         const problems: string[] = [];
-        if (typeof payload.sub !== "string" || payload.sub === "") problems.push("sub");
-        if (typeof payload.org !== "string" || payload.org === "") problems.push("org");
-        if (payload.kind !== "agent" && payload.kind !== "person") problems.push("kind (agent or person)");
+        const got = (v: unknown) => (v === undefined ? "it is missing" : `got ${JSON.stringify(v)}`);
+        if (typeof payload.sub !== "string" || payload.sub === "")
+          problems.push(`sub must be the agent id or the person's email (${got(payload.sub)})`);
+        if (typeof payload.org !== "string" || payload.org === "")
+          problems.push(`org must name the organization (${got(payload.org)})`);
+        if (payload.kind !== "agent" && payload.kind !== "person")
+          problems.push(`kind must be "agent" or "person" (${got(payload.kind)})`);
         const groups = payload.groups ?? [];
         const roles = payload.roles ?? [];
-        if (!Array.isArray(groups) || !groups.every((g) => typeof g === "string")) problems.push("groups");
-        if (!Array.isArray(roles) || !roles.every((r) => typeof r === "string")) problems.push("roles");
+        if (!Array.isArray(groups) || !groups.every((g) => typeof g === "string"))
+          problems.push(`groups must be a list of group names (${got(groups)})`);
+        if (!Array.isArray(roles) || !roles.every((r) => typeof r === "string"))
+          problems.push(`roles must be a list of role names, e.g. ["operator"] (${got(roles)})`);
         if (problems.length > 0) {
           return {
             ok: false,
-            error: { error: "invalid_token", description: `token lacks ${problems.join(", ")}` },
+            error: {
+              error: "invalid_token",
+              description: `the token's claims are wrong: ${problems.join("; ")}`,
+            },
           };
         }
         const claims: TokenClaims = {
@@ -154,9 +164,52 @@ export function createBearerVerifier(options: {
         verified.set(token, { claims, exp: payload.exp as number });
         return { ok: true, claims };
       } catch (error) {
-        const description = error instanceof Error ? error.message : "token did not verify";
-        return { ok: false, error: { error: "invalid_token", description } };
+        return { ok: false, error: { error: "invalid_token", description: whyRefused(error, options) } };
       }
     },
   };
+}
+
+/**
+ * What to fix, for a token jose refused ("every error says what to fix"). jose's own texts
+ * (`unexpected "aud" claim value`, `no applicable key found in the JSON Web Key Set`) say what failed,
+ * not what this server expects.
+ */
+function whyRefused(error: unknown, expected: { issuer: string; audience: string }): string {
+  const at = (seconds: unknown) =>
+    typeof seconds === "number" ? new Date(seconds * 1000).toISOString() : String(seconds);
+  if (error instanceof errors.JWTExpired) {
+    return `the token expired at ${at(error.payload.exp)}; mint a new one`;
+  }
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    const { claim, reason, payload } = error;
+    if (reason === "missing") {
+      return claim === "exp"
+        ? "the token has no expiry (exp); an access token must expire"
+        : `the token has no "${claim}" claim`;
+    }
+    switch (claim) {
+      case "aud":
+        return `the token is for ${JSON.stringify(payload.aud)}, not this server; mint one whose aud is ${expected.audience}`;
+      case "iss":
+        return `the token was issued by ${JSON.stringify(payload.iss)}; this server trusts tokens from ${expected.issuer}`;
+      case "nbf":
+        return `the token is not valid before ${at(payload.nbf)}`;
+      default:
+        return `the token's "${claim}" claim is not valid (${error.message})`;
+    }
+  }
+  if (error instanceof errors.JWKSNoMatchingKey) {
+    return `the token is signed by a key this server does not trust; mint one from ${expected.issuer}, whose keys this server holds`;
+  }
+  if (error instanceof errors.JWSSignatureVerificationFailed) {
+    return "the token's signature does not verify: it was changed after signing, or signed with another key";
+  }
+  if (error instanceof errors.JOSEAlgNotAllowed) {
+    return "the token's algorithm (alg) is not accepted; sign with EdDSA, ES256, RS256 or PS256";
+  }
+  if (error instanceof errors.JWTInvalid || error instanceof errors.JWSInvalid) {
+    return `the bearer token is not a signed JWT (${error.message})`;
+  }
+  return `the token did not verify (${error instanceof Error ? error.message : String(error)})`;
 }

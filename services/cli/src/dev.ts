@@ -165,6 +165,7 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
       batch: 100,
       concurrency: 16,
       tickTimeoutMs: 15_000,
+      clockOrg: DEFAULT_ORG,
     },
   });
   await registry.start();
@@ -190,7 +191,6 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
     runDataBytes: DEFAULTS.runDataBytes,
     maxUploadBytes: DEFAULTS.maxUploadBytes,
     callTimeoutMs: 15_000,
-    manualClock: options.clock === "manual",
     version: "0.1.0",
   });
   await app.listen({ host: "127.0.0.1", port });

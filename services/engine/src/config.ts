@@ -20,7 +20,7 @@ export const EngineConfigSchema = z.object({
     .min(1)
     .default(DEFAULTS.operatorGroup)
     .describe(
-      "Group id the operator queue (escalated steps) is assigned to; people with the operator role see it too.",
+      "Group id the operator queue (escalated steps) is assigned to; people with the operator role see it too. Membership comes from the token's groups claim, so whoever your identity provider puts in this group may decide escalations: choose a group only operators are in.",
     ),
   BATON_REPLICA_ID: z
     .string()

@@ -21,7 +21,6 @@ export interface GatewayOptions {
   runDataBytes: number;
   maxUploadBytes: number;
   callTimeoutMs: number;
-  manualClock: boolean;
   version: string;
 }
 
@@ -63,7 +62,6 @@ export async function createGateway(o: GatewayOptions): Promise<FastifyInstance>
       // base64 grows bytes by 4/3; leave room for the JSON-RPC envelope.
       bodyLimit: Math.ceil((o.maxUploadBytes * 4) / 3) + 256 * 1024,
       callTimeoutMs: o.callTimeoutMs,
-      manualClock: o.manualClock,
       version: o.version,
     },
   });

@@ -44,7 +44,6 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     runDataBytes: config.BATON_RUN_DATA_BYTES,
     maxUploadBytes: config.BATON_MAX_UPLOAD_BYTES,
     callTimeoutMs: config.BATON_CALL_TIMEOUT_MS,
-    manualClock: config.BATON_CLOCK === "manual",
     version: "0.1.0",
   });
   await app.listen({ host: config.BATON_HOST, port: config.BATON_PORT });

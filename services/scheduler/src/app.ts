@@ -41,6 +41,12 @@ export interface SchedulerSettings {
   tickTimeoutMs: number;
   /** P virtual partitions (ARCHITECTURE rule 5): a tick goes to `engine.p<partitionOf(runId, P)>`. */
   partitions: number;
+  /**
+   * The organization whose operators may move a manual clock. The clock is one for the whole
+   * deployment, so moving it changes every organization's leases, waits and deadlines; an operator
+   * of another organization may read it but not move it.
+   */
+  clockOrg: string;
 }
 
 /**
@@ -420,6 +426,14 @@ export function createScheduler(deps: SchedulerDeps): SchedulerService {
       case "now":
         return ok({ now: iso((await clock.sync?.()) ?? clock.now()), manual: mover !== null });
       case "advance": {
+        if (env.identity.org !== settings.clockOrg) {
+          return fail(
+            protocolError(
+              "forbidden",
+              `the clock is shared by every organization on this server; only operators of ${JSON.stringify(settings.clockOrg)} (BATON_CLOCK_ORG) move it`,
+            ),
+          );
+        }
         if (!mover) {
           return fail(
             protocolError(

@@ -11,6 +11,13 @@ export const SchedulerConfigSchema = z.object({
   BATON_NAMESPACE: SHARED_ENV.BATON_NAMESPACE,
   BATON_CLOCK: SHARED_ENV.BATON_CLOCK,
   BATON_PARTITIONS: SHARED_ENV.BATON_PARTITIONS,
+  BATON_CLOCK_ORG: z
+    .string()
+    .min(1)
+    .default("default")
+    .describe(
+      "The organization whose operators may move a manual clock (POST /api/clock/advance). The clock is one for the whole deployment; operators of other organizations may read it, not move it.",
+    ),
   BATON_SCHEDULER_POLL_MS: z.coerce
     .number()
     .int()

@@ -1,0 +1,116 @@
+import { type CryptoKey, exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type BearerVerifier, createBearerVerifier, DEV_ISSUER } from "./bearer.ts";
+
+/**
+ * Bearer token refusals say what to fix (the bar: "every error says what to fix"; MCP authorization,
+ * RFC 6750 `error_description`). Found by the tenancy review: jose's own texts named the failed check,
+ * not what this server expects.
+ */
+const AUD = "http://127.0.0.1:7800/mcp";
+const HOUR = 3600;
+
+let key: CryptoKey;
+let otherKey: CryptoKey;
+let verifier: BearerVerifier;
+
+beforeAll(async () => {
+  const pair = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
+  const other = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
+  key = pair.privateKey;
+  otherKey = other.privateKey;
+  const jwk: JWK = { ...(await exportJWK(pair.publicKey)), kid: "k1", alg: "EdDSA" };
+  verifier = createBearerVerifier({ issuer: DEV_ISSUER, audience: AUD, keys: { jwks: [jwk] } });
+});
+
+interface Mint {
+  claims?: Record<string, unknown>;
+  aud?: string;
+  iss?: string;
+  exp?: number | null;
+  nbf?: number;
+  kid?: string;
+  signWith?: CryptoKey;
+}
+
+async function mint(m: Mint = {}): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  const jwt = new SignJWT({ org: "default", kind: "agent", groups: [], roles: [], ...m.claims })
+    .setProtectedHeader({ alg: "EdDSA", kid: m.kid ?? "k1" })
+    .setSubject("a_one")
+    .setIssuer(m.iss ?? DEV_ISSUER)
+    .setAudience(m.aud ?? AUD)
+    .setIssuedAt(now);
+  if (m.exp !== null) jwt.setExpirationTime(m.exp ?? now + HOUR);
+  if (m.nbf !== undefined) jwt.setNotBefore(m.nbf);
+  return jwt.sign(m.signWith ?? key);
+}
+
+async function why(token: string): Promise<string> {
+  const result = await verifier.verify(token);
+  if (result.ok) throw new Error("the token verified");
+  return result.error.description;
+}
+
+describe("bearer token refusals say what to fix", () => {
+  it("accepts a good token and reads its identity claims", async () => {
+    expect(await verifier.verify(await mint({ claims: { roles: ["operator"] } }))).toEqual({
+      ok: true,
+      claims: { sub: "a_one", org: "default", kind: "agent", groups: [], roles: ["operator"] },
+    });
+  });
+
+  it("a token for another resource names this server's (RFC 8707 audience binding)", async () => {
+    expect(await why(await mint({ aud: "http://127.0.0.1:7911/mcp" }))).toBe(
+      `the token is for "http://127.0.0.1:7911/mcp", not this server; mint one whose aud is ${AUD}`,
+    );
+  });
+
+  it("a token from another issuer names the trusted one", async () => {
+    expect(await why(await mint({ iss: "https://idp.example.com" }))).toBe(
+      `the token was issued by "https://idp.example.com"; this server trusts tokens from ${DEV_ISSUER}`,
+    );
+  });
+
+  it("a token signed by a key the server does not hold, or altered after signing", async () => {
+    expect(await why(await mint({ kid: "k2", signWith: otherKey }))).toBe(
+      `the token is signed by a key this server does not trust; mint one from ${DEV_ISSUER}, whose keys this server holds`,
+    );
+    expect(await why(await mint({ signWith: otherKey }))).toBe(
+      "the token's signature does not verify: it was changed after signing, or signed with another key",
+    );
+  });
+
+  it("expiry: an expired token says when; one without exp is refused; one not yet valid says from when", async () => {
+    const past = Math.floor(Date.now() / 1000) - HOUR;
+    expect(await why(await mint({ exp: past }))).toBe(
+      `the token expired at ${new Date(past * 1000).toISOString()}; mint a new one`,
+    );
+    expect(await why(await mint({ exp: null }))).toBe(
+      "the token has no expiry (exp); an access token must expire",
+    );
+    const later = Math.floor(Date.now() / 1000) + HOUR;
+    expect(await why(await mint({ nbf: later }))).toBe(
+      `the token is not valid before ${new Date(later * 1000).toISOString()}`,
+    );
+  });
+
+  it("wrong identity claims are all listed, each with what it must be", async () => {
+    expect(
+      await why(await mint({ claims: { org: "", kind: "system", roles: "operator", groups: [1] } })),
+    ).toBe(
+      'the token\'s claims are wrong: org must name the organization (got ""); kind must be "agent" or "person" (got "system"); groups must be a list of group names (got [1]); roles must be a list of role names, e.g. ["operator"] (got "operator")',
+    );
+  });
+
+  it("something that is not a JWT, and alg none", async () => {
+    expect(await why("not-a-token")).toMatch(/^the bearer token is not a signed JWT \(.+\)$/);
+    const header = Buffer.from(JSON.stringify({ alg: "none" })).toString("base64url");
+    const body = Buffer.from(JSON.stringify({ sub: "a", exp: 9e9, aud: AUD, iss: DEV_ISSUER })).toString(
+      "base64url",
+    );
+    expect(await why(`${header}.${body}.`)).toBe(
+      "the token's algorithm (alg) is not accepted; sign with EdDSA, ES256, RS256 or PS256",
+    );
+  });
+});

@@ -8,7 +8,7 @@ import { type Clock, type ClockMover, InProcessBus, type Logger, systemClock } f
 import { openEmbedded } from "@baton/db";
 import { AllPartitions, createEngine } from "@baton/engine-service";
 import { createEvidence } from "@baton/evidence";
-import { createGateway } from "@baton/gateway";
+import { closeGracefully, createGateway } from "@baton/gateway";
 import { DEFAULTS, type Identity, OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
 import { createRegistry } from "@baton/registry";
 import { createScheduler, loadManualTime, openManualClock } from "@baton/scheduler";
@@ -219,7 +219,8 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
     async stop() {
       if (stopped) return;
       stopped = true;
-      await app.close();
+      // Requests in flight get their answer before the services behind them stop.
+      await closeGracefully(app, 16_000);
       await scheduler.stop();
       await engine.stop();
       await evidence.stop();

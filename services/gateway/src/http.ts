@@ -330,3 +330,20 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
   });
   return app;
 }
+
+/**
+ * Stops the HTTP server the way a restart needs it: no new connections; every request in flight
+ * answered; each keep-alive connection closed as soon as it falls idle, where Fastify alone closes
+ * only those idle at the start and then waits out its 72 s keep-alive; after `graceMs` (ms) whatever
+ * is left is cut. Resolves when the server is closed.
+ */
+export async function closeGracefully(app: FastifyInstance, graceMs: number): Promise<void> {
+  const idle = setInterval(() => app.server.closeIdleConnections(), 50);
+  const cut = setTimeout(() => app.server.closeAllConnections(), graceMs);
+  try {
+    await app.close();
+  } finally {
+    clearInterval(idle);
+    clearTimeout(cut);
+  }
+}

@@ -1,7 +1,7 @@
 export { MAX_ARGUMENT_DEPTH, type ParsedBody, parseBody } from "./body.ts";
 export { GatewayConfigSchema } from "./config.ts";
 export { createGateway, type GatewayOptions } from "./gateway.ts";
-export { createHttpServer, type HttpDeps, type HttpSettings } from "./http.ts";
+export { closeGracefully, createHttpServer, type HttpDeps, type HttpSettings } from "./http.ts";
 export { main } from "./main.ts";
 export { type CallContext, McpEndpoint, type ToolHandler } from "./mcp.ts";
 export { createToolRouter, type ToolDeps, type ToolSettings } from "./tools.ts";

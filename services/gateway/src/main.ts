@@ -4,6 +4,7 @@ import { clockFor, NatsBus, parseEnv, untilSignal } from "@baton/bus";
 import pino from "pino";
 import { GatewayConfigSchema } from "./config.ts";
 import { createGateway } from "./gateway.ts";
+import { closeGracefully } from "./http.ts";
 
 /** `baton serve gateway`: one stateless gateway replica. */
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -49,6 +50,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   await app.listen({ host: config.BATON_HOST, port: config.BATON_PORT });
   log.info({ url: `${publicUrl}/mcp` }, "gateway serving");
   await untilSignal();
-  await app.close();
+  // Requests in flight get their answer: a call may wait up to its own timeout.
+  await closeGracefully(app, config.BATON_CALL_TIMEOUT_MS + 1_000);
   await bus.close();
 }

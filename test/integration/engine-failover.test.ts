@@ -29,14 +29,23 @@ describe("engine fail-over under traffic (ARCHITECTURE rule 5, §4)", () => {
     const nc = await connect({ servers: NATS_URL });
     const kv = await nc.jetstream().views.kv(`${baton.namespace}_partitions`);
     const deadline = Date.now() + 60_000;
+    const owners = new Map<string, string>();
     for (;;) {
       orphaned.clear();
-      for await (const key of await kv.keys("p.*")) {
-        if ((await kv.get(key))?.string() === "engine-b") orphaned.add(Number(key.slice(2)));
+      owners.clear();
+      // Direct gets, not kv.keys(), which can hang while entries expire (see KvLeases.liveMembers).
+      for (let p = 0; p < 16; p++) {
+        const entry = await kv.get(`p.${p}`);
+        const owner = entry?.operation === "PUT" ? entry.string() : "";
+        owners.set(`p.${p}`, owner);
+        if (owner === "engine-b") orphaned.add(p);
       }
       if (orphaned.size >= 8) break;
-      if (Date.now() > deadline)
-        throw new Error(`the second engine took ${orphaned.size} partitions, not its share of 8`);
+      if (Date.now() > deadline) {
+        throw new Error(
+          `the second engine took ${orphaned.size} partitions, not its share of 8; owners ${JSON.stringify(Object.fromEntries(owners))}\n${baton.logs()}`,
+        );
+      }
       await new Promise((r) => setTimeout(r, 250));
     }
     await nc.close();

@@ -254,7 +254,7 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
     BATON_PORT: String(port),
     BATON_DEV_ISSUER_FILE: join(dataDir, "dev-issuer.json"),
     BATON_PARTITIONS: "16",
-    BATON_LOG_LEVEL: "warn",
+    BATON_LOG_LEVEL: process.env.BATON_TEST_LOG_LEVEL ?? "warn",
     BATON_CLOCK: options.clock ?? "real",
     ...options.env,
   };

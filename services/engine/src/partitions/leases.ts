@@ -57,10 +57,7 @@ export class KvLeases implements Ownership {
     if (!kv || this.stopped) return;
     const me = this.options.replicaId;
     await kv.put(`m.${me}`, me);
-    let members = 0;
-    for await (const key of await kv.keys("m.*")) {
-      if (key) members++;
-    }
+    const members = await this.liveMembers(kv);
     const share = Math.ceil(this.options.partitions / Math.max(members, 1));
 
     for (const [p, revision] of [...this.owned]) {
@@ -90,6 +87,25 @@ export class KvLeases implements Ownership {
         }
       }
     }
+  }
+
+  /**
+   * How many replicas heartbeat: the `m.*` keys whose latest entry is a put. Listed with one stream
+   * info request and read with one direct get each, never with `kv.keys()`: its ordered consumer can
+   * wait forever when entries expire (the bucket's TTL) while it lists them (nats-server#3481), which
+   * froze a replica's rounds with its share half taken.
+   */
+  private async liveMembers(kv: KV): Promise<number> {
+    const bucket = this.options.bucket;
+    const prefix = `$KV.${bucket}.`;
+    const jsm = await this.nc.jetstreamManager();
+    const info = await jsm.streams.info(`KV_${bucket}`, { subjects_filter: `${prefix}m.>` });
+    let members = 0;
+    for (const subject of Object.keys(info.state.subjects ?? {})) {
+      const entry = await kv.get(subject.slice(prefix.length));
+      if (entry?.operation === "PUT") members++;
+    }
+    return members;
   }
 
   async stop(): Promise<void> {

@@ -12,6 +12,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     reporters: ["default", "./test/support/summary-reporter.ts"],
+    globalSetup: ["./test/support/global-setup.ts"],
     projects: [
       {
         test: {

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Advanced, advanceClock, clockNow } from "../../services/cli/src/clock.ts";
@@ -79,18 +79,11 @@ export function rfc3339(ms: number, offset?: string): string {
 
 /**
  * Writes a process written for a test to `<tmp>/<name>/PROCESS.md` and returns the folder, ready
- * for `baton.publish`. `frontmatter` is the YAML between the `---` lines, without `name`.
+ * for `baton.publish`. `frontmatter` is the YAML between the `---` lines, without `name`. The folder
+ * lives in the run's temporary directory (`BATON_TEST_TMP`, removed when the run ends).
  */
-/** Temporary folders {@link processFolder} made, removed when the test process exits. */
-const made: string[] = [];
-
 export function processFolder(name: string, frontmatter: string, body = `# ${name}\n`): string {
-  const parent = mkdtempSync(join(tmpdir(), "baton-proc-"));
-  if (made.length === 0)
-    process.once("exit", () => {
-      for (const d of made) rmSync(d, { recursive: true, force: true });
-    });
-  made.push(parent);
+  const parent = mkdtempSync(join(process.env.BATON_TEST_TMP ?? tmpdir(), "baton-proc-"));
   const dir = join(parent, name);
   mkdirSync(dir);
   writeFileSync(join(dir, "PROCESS.md"), `---\nname: ${name}\n${frontmatter.trim()}\n---\n\n${body}`);

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -144,6 +145,29 @@ describe("baton clock — embedded (baton dev --clock manual)", () => {
     const r = await baton(["clock", "advance", "3w", "--url", base(dev), "--data-dir", dataDir]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("3w is not a duration");
+    const back = await baton(["clock", "advance", "-1h", "--url", base(dev), "--data-dir", dataDir]);
+    expect(back).toMatchObject({
+      code: 2,
+      stderr: "baton: -1h: the clock only moves forward; use a duration like 30m, 4h or 3d\n",
+    });
+  });
+
+  it("the CLI names the address when nothing answers there, at once, for clock and publish alike (newcomer review)", async () => {
+    const free = await new Promise<number>((resolve) => {
+      const srv = createServer().listen(0, "127.0.0.1", () => {
+        const port = (srv.address() as { port: number }).port;
+        srv.close(() => resolve(port));
+      });
+    });
+    const url = `http://127.0.0.1:${free}`;
+    const said = `baton: nothing answers at ${url}: start the server (pnpm baton dev), or pass --url with its address\n`;
+    for (const args of [
+      ["clock", "advance", "1h", "--url", url, "--data-dir", dataDir],
+      ["clock", "now", "--url", url, "--data-dir", dataDir],
+      ["publish", "fixtures/expense-approval", "--url", url, "--data-dir", dataDir],
+    ]) {
+      expect(await baton(args)).toMatchObject({ code: 1, stderr: said });
+    }
   });
 
   it("the admin call needs an operator: a person without the role is refused (403)", async () => {

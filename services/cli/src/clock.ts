@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { parseDuration } from "@baton/process";
+import { ApiError, adminCall as call } from "./admin-api.ts";
 
 /** The clock as the admin API reports it. */
 export interface ClockState {
@@ -26,69 +27,6 @@ export interface Advanced extends ClockState {
  */
 export function advanceDuration(text: string): number | null {
   return parseDuration(text);
-}
-
-interface ApiReply<T> {
-  ok?: boolean;
-  data?: T;
-  error?: { code: string; message: string; issues?: string[] };
-}
-
-/** The admin API refused a call: `code` is the protocol error code (§4.3), `status` the HTTP status. */
-export class ApiError extends Error {
-  override name = "ApiError";
-  constructor(
-    readonly code: string,
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-async function call<T>(
-  baseUrl: string,
-  token: string,
-  method: "GET" | "POST",
-  path: string,
-  body?: unknown,
-  timeoutMs = 60_000,
-) {
-  const response = await fetch(`${baseUrl}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    signal: AbortSignal.timeout(timeoutMs),
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  let json: ApiReply<T>;
-  try {
-    json = JSON.parse(text) as ApiReply<T>;
-  } catch {
-    throw new ApiError(
-      response.status >= 500 ? "retry" : "invalid",
-      response.status,
-      `${method} ${path}: HTTP ${response.status} ${text.slice(0, 200)}`,
-    );
-  }
-  if (response.status === 401)
-    throw new ApiError(
-      "unauthorized",
-      401,
-      `the server refused the token (${text}); mint one with baton token person <email> --operator`,
-    );
-  if (!json.ok || json.data === undefined) {
-    const issues = json.error?.issues?.map((i) => `  ${i}`).join("\n") ?? "";
-    throw new ApiError(
-      json.error?.code ?? (response.status >= 500 ? "retry" : "invalid"),
-      response.status,
-      `${json.error?.message ?? `HTTP ${response.status}`}${issues ? `\n${issues}` : ""}`,
-    );
-  }
-  return json.data;
 }
 
 /** `GET /api/clock`: the server's time and whether it is manual. Needs an operator's token. */

@@ -170,6 +170,9 @@ async function adminTarget(values: { url?: string; token?: string; "data-dir": s
 }
 
 async function clock(argv: string[]) {
+  // parseArgs would read "-1h" as an unknown option and suggest "--"; say what is wrong instead.
+  const negative = argv.find((a) => /^-\d/.test(a));
+  if (negative) fail(`${negative}: the clock only moves forward; use a duration like 30m, 4h or 3d`);
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,

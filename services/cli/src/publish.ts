@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { decodeProcessFile, formatIssue } from "@baton/process";
+import { adminCall } from "./admin-api.ts";
 
 /** The outcome of `baton publish`. */
 export interface PublishOutcome {
@@ -8,34 +9,6 @@ export interface PublishOutcome {
   version: number;
   contentHash: string;
   unchanged: boolean;
-}
-
-async function api(base: string, token: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  let json: { ok?: boolean; data?: unknown; error?: { code: string; message: string; issues?: string[] } } =
-    {};
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new Error(`${method} ${path}: HTTP ${response.status} ${text.slice(0, 200)}`);
-  }
-  if (response.status === 401)
-    throw new Error(
-      `the server refused the token (${text}); mint one with baton token person <email> --operator`,
-    );
-  if (!json.ok) {
-    const issues = json.error?.issues?.map((i) => `  ${i}`).join("\n") ?? "";
-    throw new Error(`${json.error?.message ?? `HTTP ${response.status}`}${issues ? `\n${issues}` : ""}`);
-  }
-  return json.data;
 }
 
 /**
@@ -53,11 +26,11 @@ export async function publishFolder(
   if (!existsSync(file)) throw new Error(`${file} does not exist; pass the process folder`);
   const decoded = decodeProcessFile(readFileSync(file));
   if (!decoded.ok) throw new Error(decoded.issues.map((i) => formatIssue(file, i)).join("\n"));
-  const draft = (await api(baseUrl, token, "POST", "/api/processes", {
+  const draft = (await adminCall(baseUrl, token, "POST", "/api/processes", {
     folderName: basename(dir),
     source: decoded.text,
   })) as { draftId: string; roles: string[]; requires: { systems: string[] } | null };
   if (Object.keys(bindings).length > 0)
-    await api(baseUrl, token, "PUT", `/api/drafts/${draft.draftId}/bindings`, { bindings });
-  return (await api(baseUrl, token, "POST", `/api/drafts/${draft.draftId}/publish`)) as PublishOutcome;
+    await adminCall(baseUrl, token, "PUT", `/api/drafts/${draft.draftId}/bindings`, { bindings });
+  return (await adminCall(baseUrl, token, "POST", `/api/drafts/${draft.draftId}/publish`)) as PublishOutcome;
 }

@@ -11,7 +11,7 @@ import { createEvidence } from "@baton/evidence";
 import { closeGracefully, createGateway } from "@baton/gateway";
 import { DEFAULTS, type Identity, OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
 import { createRegistry } from "@baton/registry";
-import { createScheduler, loadManualTime, openManualClock } from "@baton/scheduler";
+import { createScheduler, loadManualTime, openManualClock, SCHEDULER_DEFAULTS } from "@baton/scheduler";
 import pino from "pino";
 import { FIXTURES_DIR } from "./paths.ts";
 import { DEFAULT_ORG, type ServerInfo } from "./token.ts";
@@ -157,14 +157,9 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
     mover,
     log,
     settings: {
+      ...SCHEDULER_DEFAULTS,
       replicaId: "dev",
-      pollMs: 1_000,
-      claimMs: 30_000,
-      backoffMs: 1_000,
       partitions: DEFAULTS.partitions,
-      batch: 100,
-      concurrency: 16,
-      tickTimeoutMs: 15_000,
       clockOrg: DEFAULT_ORG,
     },
   });

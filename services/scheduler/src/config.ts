@@ -2,6 +2,20 @@ import { SHARED_ENV } from "@baton/bus";
 import { z } from "zod";
 
 /**
+ * The scheduler's settings when nothing says otherwise: the environment's defaults here, and what
+ * `baton dev` runs with. Units as in {@link SchedulerSettings} (ms).
+ */
+export const SCHEDULER_DEFAULTS = {
+  clockOrg: "default",
+  pollMs: 1_000,
+  claimMs: 30_000,
+  backoffMs: 1_000,
+  batch: 100,
+  concurrency: 16,
+  tickTimeoutMs: 15_000,
+} as const;
+
+/**
  * The scheduler service's configuration, from the environment (CONVENTIONS: parsed once at start;
  * every problem listed). Run any number of replicas: they share the due timers through PostgreSQL.
  */
@@ -14,7 +28,7 @@ export const SchedulerConfigSchema = z.object({
   BATON_CLOCK_ORG: z
     .string()
     .min(1)
-    .default("default")
+    .default(SCHEDULER_DEFAULTS.clockOrg)
     .describe(
       "The organization whose operators may move a manual clock (POST /api/clock/advance). The clock is one for the whole deployment; operators of other organizations may read it, not move it.",
     ),
@@ -22,7 +36,7 @@ export const SchedulerConfigSchema = z.object({
     .number()
     .int()
     .min(10)
-    .default(1_000)
+    .default(SCHEDULER_DEFAULTS.pollMs)
     .describe(
       "Longest sleep between looks for due timers, ms. With real time the scheduler also wakes at the next timer's fire time; a manual clock wakes it when it moves.",
     ),
@@ -30,7 +44,7 @@ export const SchedulerConfigSchema = z.object({
     .number()
     .int()
     .min(100)
-    .default(30_000)
+    .default(SCHEDULER_DEFAULTS.claimMs)
     .describe(
       "How long a replica holds the timers it took while it delivers them, ms, measured by PostgreSQL's clock (so replicas whose host clocks disagree still agree when a claim ends). If it dies first, another replica takes them after this.",
     ),
@@ -38,7 +52,7 @@ export const SchedulerConfigSchema = z.object({
     .number()
     .int()
     .min(10)
-    .default(1_000)
+    .default(SCHEDULER_DEFAULTS.backoffMs)
     .describe(
       "How long a due timer whose tick changed nothing (the engine's clock has not reached it yet) or could not be delivered is left before it is taken again, ms (PostgreSQL's clock).",
     ),
@@ -47,20 +61,20 @@ export const SchedulerConfigSchema = z.object({
     .int()
     .min(1)
     .max(10_000)
-    .default(100)
+    .default(SCHEDULER_DEFAULTS.batch)
     .describe("Due timers taken per round."),
   BATON_SCHEDULER_CONCURRENCY: z.coerce
     .number()
     .int()
     .min(1)
     .max(1_000)
-    .default(16)
+    .default(SCHEDULER_DEFAULTS.concurrency)
     .describe("Runs whose due timers are delivered to the engine at once."),
   BATON_CALL_TIMEOUT_MS: z.coerce
     .number()
     .int()
     .min(100)
-    .default(15_000)
+    .default(SCHEDULER_DEFAULTS.tickTimeoutMs)
     .describe(
       "How long delivering one run's tick may take, retries included (an engine partition changing hands answers no one for a moment), ms.",
     ),

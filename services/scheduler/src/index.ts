@@ -15,5 +15,5 @@ export {
   openManualClock,
   saveManualState,
 } from "./clock-store.ts";
-export { SchedulerConfigSchema, type SchedulerEnv } from "./config.ts";
+export { SCHEDULER_DEFAULTS, SchedulerConfigSchema, type SchedulerEnv } from "./config.ts";
 export { main } from "./main.ts";

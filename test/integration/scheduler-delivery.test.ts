@@ -11,16 +11,16 @@ import {
   silentLogger,
 } from "@baton/bus";
 import { type Database, openEmbedded, runJournal, timers } from "@baton/db";
-import { DEFAULTS, type Identity, OFFERED_PROFILES, OFFERED_TOOLS, partitionOf } from "@baton/protocol";
+import { partitionOf } from "@baton/protocol";
 import { afterEach, describe, expect, it } from "vitest";
-import { AllPartitions, createEngine, type EngineService } from "../../services/engine/src/index.ts";
-import { createRegistry } from "../../services/registry/src/index.ts";
+import type { EngineService } from "../../services/engine/src/index.ts";
 import {
   createScheduler,
   openManualClock,
   type SchedulerSettings,
 } from "../../services/scheduler/src/index.ts";
 import { DAY, HOUR } from "../support/clock.ts";
+import { OPERATOR as operator, publishProcess, testEngine } from "../support/in-process.ts";
 
 /**
  * Issue #5 review findings on the scheduler's delivery, in one process over embedded PostgreSQL and
@@ -50,13 +50,6 @@ steps:
 
 const T0 = Date.parse("2026-10-06T09:00:00Z");
 const iso = (ms: number) => new Date(ms).toISOString();
-const operator: Identity = {
-  org: "default",
-  kind: "person",
-  id: "ops@example.com",
-  groups: [],
-  operator: true,
-};
 
 /** Rejects when `promise` has not settled within `ms` (so a test fails rather than hangs). */
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -88,38 +81,17 @@ async function until(check: () => Promise<boolean>, what: string, timeoutMs = 10
 async function world() {
   const database = await openEmbedded("memory://");
   const bus = new InProcessBus();
-  const registry = createRegistry({
-    db: database.db,
-    bus,
-    clock: new ManualClock(T0),
-    log: silentLogger,
-    offers: { tools: OFFERED_TOOLS, profiles: OFFERED_PROFILES },
-  });
-  const call = (payload: unknown) =>
-    registry.handle(envelope("registry", operator, payload, Date.now() + 10_000) as never);
-  const imported = await call({ op: "import", folderName: "waits", source: WAITS });
-  if (!imported.ok) throw new Error(JSON.stringify(imported.error));
-  const published = await call({ op: "publish", draftId: (imported.data as { draftId: string }).draftId });
+  const published = await publishProcess(
+    { db: database.db, bus, clock: new ManualClock(T0) },
+    "waits",
+    WAITS,
+  );
   if (!published.ok) throw new Error(JSON.stringify(published.error));
   return {
     database,
     bus,
     engine(clock: Clock, partitions: number): EngineService {
-      return createEngine({
-        db: database.db,
-        bus,
-        clock,
-        log: silentLogger,
-        ownership: new AllPartitions(partitions),
-        settings: {
-          partitions,
-          leaseMs: DEFAULTS.leaseSeconds * 1000,
-          runDataBytes: DEFAULTS.runDataBytes,
-          operatorGroup: DEFAULTS.operatorGroup,
-          secret: "delivery-test-secret-0123456789",
-          callTimeoutMs: 5_000,
-        },
-      });
+      return testEngine({ db: database.db, bus, clock, partitions });
     },
   };
 }

@@ -1,11 +1,11 @@
 import { type EngineWrite, envelope, InProcessBus, ManualClock, silentLogger } from "@baton/bus";
 import { type Database, openEmbedded } from "@baton/db";
-import { DEFAULTS, type Identity, OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
+import type { Identity } from "@baton/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AllPartitions, createEngine, type EngineService } from "../../services/engine/src/index.ts";
-import { createRegistry } from "../../services/registry/src/index.ts";
+import type { EngineService } from "../../services/engine/src/index.ts";
 import { createScheduler, type SchedulerService } from "../../services/scheduler/src/index.ts";
 import { HOUR, MINUTE } from "../support/clock.ts";
+import { OPERATOR as operator, publishProcess, testEngine } from "../support/in-process.ts";
 
 /**
  * Issue #5 "wait_for … racing correctly with send_event" (checklist #83), at the one moment MCP
@@ -41,13 +41,6 @@ steps:
 
 const T0 = Date.parse("2026-10-06T09:00:00Z");
 const iso = (ms: number) => new Date(ms).toISOString();
-const operator: Identity = {
-  org: "default",
-  kind: "person",
-  id: "ops@example.com",
-  groups: [],
-  operator: true,
-};
 const sender: Identity = { org: "default", kind: "agent", id: "a_sender", groups: [], operator: false };
 
 describe("wait_for time-out racing send_event (in process, manual clock)", () => {
@@ -62,28 +55,7 @@ describe("wait_for time-out racing send_event (in process, manual clock)", () =>
     database = await openEmbedded("memory://");
     bus = new InProcessBus();
     clock = new ManualClock(T0);
-    const registry = createRegistry({
-      db: database.db,
-      bus,
-      clock,
-      log: silentLogger,
-      offers: { tools: OFFERED_TOOLS, profiles: OFFERED_PROFILES },
-    });
-    engine = createEngine({
-      db: database.db,
-      bus,
-      clock,
-      log: silentLogger,
-      ownership: new AllPartitions(4),
-      settings: {
-        partitions: 4,
-        leaseMs: DEFAULTS.leaseSeconds * 1000,
-        runDataBytes: DEFAULTS.runDataBytes,
-        operatorGroup: DEFAULTS.operatorGroup,
-        secret: "race-test-secret-0123456789",
-        callTimeoutMs: 5_000,
-      },
-    });
+    engine = testEngine({ db: database.db, bus, clock });
     // Not started: no loop runs; the test calls settle() when the scheduler gets round to it.
     scheduler = createScheduler({
       db: database.db,
@@ -104,11 +76,7 @@ describe("wait_for time-out racing send_event (in process, manual clock)", () =>
       },
     });
     await engine.start();
-    const call = (payload: unknown) =>
-      registry.handle(envelope("registry", operator, payload, Date.now() + 30_000) as never);
-    const imported = await call({ op: "import", folderName: "ping-or-timeout", source: PROCESS });
-    if (!imported.ok) throw new Error(JSON.stringify(imported.error));
-    const published = await call({ op: "publish", draftId: (imported.data as { draftId: string }).draftId });
+    const published = await publishProcess({ db: database.db, bus, clock }, "ping-or-timeout", PROCESS);
     if (!published.ok) throw new Error(JSON.stringify(published.error));
   });
 

@@ -2,13 +2,11 @@ import { randomBytes } from "node:crypto";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import { envelope, eventsStream, NatsBus, NatsClock, type SchedulerCall, silentLogger } from "@baton/bus";
 import { type Database, openEmbedded, runJournal } from "@baton/db";
-import { DEFAULTS, type Identity, OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AllPartitions, createEngine } from "../../services/engine/src/index.ts";
-import { createRegistry } from "../../services/registry/src/index.ts";
 import { createScheduler } from "../../services/scheduler/src/index.ts";
 import { HOUR } from "../support/clock.ts";
 import { NATS_URL } from "../support/deploy.ts";
+import { OPERATOR as operator, publishProcess, testEngine } from "../support/in-process.ts";
 
 /**
  * Issue #5 review finding #1: every service follows the shared manual clock (`BATON_CLOCK=manual`,
@@ -104,14 +102,6 @@ steps:
 # One wait
 `;
 
-const operator: Identity = {
-  org: "default",
-  kind: "person",
-  id: "ops@example.com",
-  groups: [],
-  operator: true,
-};
-
 describe("shared manual clock on NATS (review of issue #5)", () => {
   const namespace = `tclk${randomBytes(4).toString("hex")}`;
   let relay: Relay;
@@ -174,33 +164,10 @@ describe("shared manual clock on NATS (review of issue #5)", () => {
       const engineClockBus = await bus(relay.url, "test-engine-clock");
       const mover = await clockOn(schedulerBus);
       const engineClock = await clockOn(engineClockBus);
-      const registry = createRegistry({
-        db: database.db,
-        bus: engineBus,
-        clock: engineClock,
-        log: silentLogger,
-        offers: { tools: OFFERED_TOOLS, profiles: OFFERED_PROFILES },
-      });
-      const call = (payload: unknown) =>
-        registry.handle(envelope("registry", operator, payload, Date.now() + 10_000) as never);
-      const imported = await call({ op: "import", folderName: "one-wait", source: WAIT });
-      const draftId = (imported as { data: { draftId: string } }).data.draftId;
-      expect((await call({ op: "publish", draftId })).ok).toBe(true);
-      const engine = createEngine({
-        db: database.db,
-        bus: engineBus,
-        clock: engineClock,
-        log: silentLogger,
-        ownership: new AllPartitions(4),
-        settings: {
-          partitions: 4,
-          leaseMs: DEFAULTS.leaseSeconds * 1000,
-          runDataBytes: DEFAULTS.runDataBytes,
-          operatorGroup: DEFAULTS.operatorGroup,
-          secret: "shared-clock-test-secret-0123456789",
-          callTimeoutMs: 5_000,
-        },
-      });
+      expect(
+        (await publishProcess({ db: database.db, bus: engineBus, clock: engineClock }, "one-wait", WAIT)).ok,
+      ).toBe(true);
+      const engine = testEngine({ db: database.db, bus: engineBus, clock: engineClock });
       await engine.start();
       const scheduler = createScheduler({
         db: database.db,

@@ -1,5 +1,5 @@
 import type { Logger } from "@baton/bus";
-import type { KV, NatsConnection } from "nats";
+import type { JetStreamManager, KV, NatsConnection } from "nats";
 import type { Ownership } from "./ownership.ts";
 
 /**
@@ -11,6 +11,7 @@ import type { Ownership } from "./ownership.ts";
  */
 export class KvLeases implements Ownership {
   private kv: KV | null = null;
+  private jsm: JetStreamManager | null = null;
   private readonly owned = new Map<number, number>(); // partition → KV revision
   private timer: NodeJS.Timeout | null = null;
   private acquire: ((p: number) => Promise<void>) | null = null;
@@ -41,6 +42,7 @@ export class KvLeases implements Ownership {
     this.release = onRelease;
     const js = this.nc.jetstream();
     this.kv = await js.views.kv(this.options.bucket, { ttl: this.options.ttlMs ?? 10_000, history: 1 });
+    this.jsm = await this.nc.jetstreamManager();
     await this.tick();
     this.timer = setInterval(() => {
       this.running = this.running
@@ -98,7 +100,7 @@ export class KvLeases implements Ownership {
   private async liveMembers(kv: KV): Promise<number> {
     const bucket = this.options.bucket;
     const prefix = `$KV.${bucket}.`;
-    const jsm = await this.nc.jetstreamManager();
+    const jsm = this.jsm as JetStreamManager;
     const info = await jsm.streams.info(`KV_${bucket}`, { subjects_filter: `${prefix}m.>` });
     let members = 0;
     for (const subject of Object.keys(info.state.subjects ?? {})) {

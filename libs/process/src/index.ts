@@ -19,6 +19,13 @@ export {
 } from "./patterns.ts";
 export { type BranchMembership, branchMembership, stepById, stepNext } from "./steps.ts";
 export {
+  loneSurrogateAt,
+  showUnstorable,
+  textProblem,
+  unstorableAt,
+  unstorableCharacters,
+} from "./text.ts";
+export {
   type AgentStep,
   type ApproveStep,
   EVIDENCE_KINDS,

@@ -69,10 +69,34 @@ describe("§2 splitting frontmatter and body", () => {
     expect(issuesOf("---\n- a\n- b\n---\n")).toEqual([message]);
   });
 
+  const LONE =
+    "contains a lone surrogate (\\ud800), which has no UTF-8 form, so it can be neither hashed nor stored; send well-formed Unicode (a surrogate only as half of a pair)";
+  const NUL =
+    "contains NUL (\\u0000), which PostgreSQL cannot store; remove it or send it escaped in your own notation";
+
   it("§2 a lone surrogate in the body is refused (it has no UTF-8 form to hash)", () => {
-    expect(issuesOf(`${doc(FINISH_ONLY)}ok \ud800\n`)).toEqual([
-      "9:4 body: contains a lone surrogate, which has no UTF-8 form",
+    expect(issuesOf(`${doc(FINISH_ONLY)}ok \ud800\n`)).toEqual([`9:4 body: ${LONE}`]);
+  });
+
+  it("issue #8: NUL anywhere in the file is refused where it stands, one issue a line (PostgreSQL cannot store it)", () => {
+    expect(issuesOf(`${doc(FINISH_ONLY)}ok \u0000 and \u0000\n\u0000\n`)).toEqual([
+      `9:4 body: ${NUL}`,
+      `10:1 body: ${NUL}`,
     ]);
+    const inValue = doc(FINISH_ONLY).replace("A demo process.", "A demo\u0000 process.");
+    expect(issuesOf(inValue)).toEqual([`3:20 frontmatter: ${NUL}`]);
+    const inComment = doc(FINISH_ONLY).replace("A demo process.", "A demo process. # a\u0000b");
+    expect(issuesOf(inComment)).toEqual([`3:33 frontmatter: ${NUL}`]);
+    const inKey = doc([...FINISH_ONLY, "inputs:", "  a\u0000b: string"]);
+    expect(issuesOf(inKey)).toEqual([
+      "8:3 inputs.a\u0000b: a field name cannot contain control characters",
+      `8:4 frontmatter: ${NUL}`,
+    ]);
+  });
+
+  it("issue #8: a lone surrogate in a comment is refused where it stands (only an API caller can send one: files are UTF-8)", () => {
+    const text = doc(FINISH_ONLY).replace("A demo process.", "A demo process. # a\udc00b");
+    expect(issuesOf(text)).toEqual([`3:33 frontmatter: ${LONE.replace("d800", "dc00")}`]);
   });
 
   it("§2 parseProcess never throws, whatever it is given", () => {
@@ -241,6 +265,17 @@ describe("§2.1 YAML 1.2, core schema only", () => {
     const text = doc(FINISH_ONLY).replace("description: A demo process.", 'description: "\\ud800"');
     expect(issuesOf(text)).toEqual([
       "3:14 description: text contains a lone surrogate, which has no UTF-8 form",
+    ]);
+  });
+
+  it("issue #8: text or a key that a YAML escape makes NUL is refused at the value (PostgreSQL cannot store it)", () => {
+    const text = doc([...FINISH_ONLY, "inputs:", '  "a\\0b": string']).replace(
+      "description: A demo process.",
+      'description: "a\\0b"',
+    );
+    expect(issuesOf(text)).toEqual([
+      "3:14 description: text contains NUL (\\u0000), which PostgreSQL cannot store",
+      "8:3 inputs: key contains NUL (\\u0000), which PostgreSQL cannot store",
     ]);
   });
 

@@ -7,9 +7,10 @@ import { contentHash } from "./hash.ts";
 import { clipMessage, limitIssues } from "./issue-limits.ts";
 import { LineIndex } from "./position.ts";
 import { splitFile } from "./split.ts";
+import { unstorableCharacters } from "./text.ts";
 import type { Issue, ParseResult } from "./types.ts";
 import { validateFrontmatter } from "./validate.ts";
-import { loneSurrogateAt, readFrontmatter } from "./yaml-tree.ts";
+import { readFrontmatter } from "./yaml-tree.ts";
 
 /** Options of {@link parseProcess}. */
 export interface ParseOptions {
@@ -36,12 +37,11 @@ function parseUnguarded(text: string, options: ParseOptions): ParseResult {
   const index = new LineIndex(file.text);
   const issues: Issue[] = [];
   const bodyOffset = file.text.length - file.body.length;
-  const badBody = loneSurrogateAt(file.body);
-  if (badBody !== -1) {
-    issues.push({
-      ...index.at(bodyOffset + badBody),
-      message: "body: contains a lone surrogate, which has no UTF-8 form",
-    });
+  // A character Baton cannot store (a lone surrogate, NUL) is refused where it stands, in the
+  // frontmatter (comments included) or the body: the file is stored as it was written.
+  for (const bad of unstorableCharacters(file.text)) {
+    const part = bad.index >= bodyOffset ? "body" : "frontmatter";
+    issues.push({ ...index.at(bad.index), message: `${part}: ${bad.problem}` });
   }
   const read = readFrontmatter(file.frontmatter, file.frontmatterOffset, index);
   issues.push(...read.issues);

@@ -47,7 +47,10 @@ export function isFieldName(s: unknown): s is string {
 /** A value quoted for a message: JSON for strings (cut to 60 characters), `String` otherwise. */
 export function show(value: unknown): string {
   if (typeof value === "string") {
-    const cut = value.length > 60 ? `${value.slice(0, 57)}…` : value;
+    // Never cut a surrogate pair in two: half a pair would show as an escape of nothing.
+    const high = value.charCodeAt(56);
+    const end = high >= 0xd800 && high <= 0xdbff ? 56 : 57;
+    const cut = value.length > 60 ? `${value.slice(0, end)}…` : value;
     return JSON.stringify(cut);
   }
   if (value === null) return "null";

@@ -143,6 +143,13 @@ describe("§2.3 person (Baton: an email address)", () => {
 });
 
 describe("§2.3 checkValue by type", () => {
+  it("issue #8: a value quoted in an issue is cut without splitting a surrogate pair (issues are kept in handoff.issues)", () => {
+    const value = `${"x".repeat(56)}\u{1F600}${"y".repeat(10)}`;
+    expect(checkValue("date", value, "v")).toEqual([
+      `v: "${"x".repeat(56)}…" is not a date; use YYYY-MM-DD, a real calendar date`,
+    ]);
+  });
+
   it.each<[FieldDecl, unknown, string[]]>([
     ["string", "x", []],
     ["string", 5, ["v: expected string"]],

@@ -18,7 +18,9 @@
  *   exactly (I-JSON, RFC 7493); and decimal literals whose value differs from the value of the
  *   shortest round-trip form of the double they parse to (`0.1000000000000000000001`, but not
  *   `1.10`, `1e21` or `0.1`). `-0` is kept; canonical JSON writes it `0`;
- * - strings and keys with a lone UTF-16 surrogate, which have no UTF-8 form to hash.
+ * - strings and keys that hold a lone UTF-16 surrogate, which has no UTF-8 form to hash, or NUL,
+ *   which PostgreSQL cannot store (`text.ts`), when a YAML escape (`"\ud800"`, `"\0"`) made them:
+ *   such a character written as it is is reported where it stands by `parseProcess`.
  *
  * A refused tag is reported where the tag is written (`description: !!binary aGVsbG8=` at the
  * `!`), not where its value starts: the tag is what to change.
@@ -38,6 +40,7 @@ import {
 import { clipMessage } from "./issue-limits.ts";
 import { show } from "./patterns.ts";
 import type { LineIndex, Position } from "./position.ts";
+import { unstorableAt } from "./text.ts";
 import type { Issue } from "./types.ts";
 
 /** A JSON object read from YAML, with its position (the first key, or `{`). */
@@ -87,11 +90,6 @@ const OPTIONS = {
 const lowerFirst = (s: string) => s.charAt(0).toLowerCase() + s.slice(1);
 const showTag = (tag: string) => (tag.startsWith(YAML_PREFIX) ? `!!${tag.slice(YAML_PREFIX.length)}` : tag);
 
-/** True when `s` holds a UTF-16 surrogate without its pair. */
-export function hasLoneSurrogate(s: string): boolean {
-  return loneSurrogateAt(s) !== -1;
-}
-
 /**
  * The offsets of every tag (`!foo`, `!!binary`, `!`) in YAML `text`, in order. The `yaml` library
  * keeps a node's tag but not where it is written, so the text is lexed again, the way its parser
@@ -117,19 +115,6 @@ function tagOffsets(text: string): number[] {
     offset += lexeme.length;
   }
   return out;
-}
-
-/** The index of the first lone surrogate in `s`, or -1. */
-export function loneSurrogateAt(s: string): number {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) i++;
-      else return i;
-    } else if (c >= 0xdc00 && c <= 0xdfff) return i;
-  }
-  return -1;
 }
 
 /** A decimal number as sign-free digits (no leading or trailing zeros; `""` for zero) × 10^exp. */
@@ -280,6 +265,20 @@ class Reader {
     return { kind: "bad", ...at };
   }
 
+  /**
+   * Why the text or key `value` of `node` cannot be stored, when a YAML escape put the character
+   * there (`"\ud800"`, `"\0"`); null when it can, or when the character is written as it is in the
+   * file, which `parseProcess` reports at the character itself.
+   */
+  escapedProblem(node: Node, value: string, what: "text" | "key"): string | null {
+    const at = unstorableAt(value);
+    if (at === -1) return null;
+    if (node.range && unstorableAt(this.text.slice(node.range[0], node.range[1])) !== -1) return null;
+    return value.charCodeAt(at) === 0
+      ? `${what} contains NUL (\\u0000), which PostgreSQL cannot store`
+      : `${what} contains a lone surrogate, which has no UTF-8 form`;
+  }
+
   tagMismatch(tag: string, label: string, at: Position): LBad {
     this.issue(at, `${label}: the value does not fit its tag ${showTag(tag)}`);
     return { kind: "bad", ...at };
@@ -307,8 +306,9 @@ class Reader {
       (expected === "null" && value === null);
     if (!fits) return this.tagMismatch(tag as string, label, this.tagPos(node, at));
     if (typeof value === "string") {
-      if (hasLoneSurrogate(value)) {
-        this.issue(at, `${label}: text contains a lone surrogate, which has no UTF-8 form`);
+      const problem = this.escapedProblem(node, value, "text");
+      if (problem !== null) {
+        this.issue(at, `${label}: ${problem}`);
         return { kind: "bad", ...at };
       }
       return { kind: "scalar", value, ...at };
@@ -344,8 +344,9 @@ class Reader {
       this.issue(at, `${label}: merge keys (<<) are not allowed; write the keys out`);
       return null;
     }
-    if (hasLoneSurrogate(node.value)) {
-      this.issue(at, `${label}: key contains a lone surrogate, which has no UTF-8 form`);
+    const problem = this.escapedProblem(node, node.value, "key");
+    if (problem !== null) {
+      this.issue(at, `${label}: ${problem}`);
       return null;
     }
     return node.value;

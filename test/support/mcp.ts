@@ -47,7 +47,11 @@ export class McpSession {
     }
   }
 
-  private async callOnce(tool: ToolName, args: Record<string, unknown>): Promise<Result> {
+  /**
+   * Calls a tool once and returns its first answer, `retry` included: for tests of what a call
+   * answers, where resending a `retry` would hide the answer under test (§4.3).
+   */
+  async callOnce(tool: ToolName, args: Record<string, unknown>): Promise<Result> {
     const response = await this.client.callTool({ name: tool, arguments: args });
     const structured = response.structuredContent as Result | undefined;
     if (!structured) throw new Error(`${tool}: no structuredContent`);

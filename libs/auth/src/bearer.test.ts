@@ -25,6 +25,7 @@ beforeAll(async () => {
 
 interface Mint {
   claims?: Record<string, unknown>;
+  sub?: string;
   aud?: string;
   iss?: string;
   exp?: number | null;
@@ -37,7 +38,7 @@ async function mint(m: Mint = {}): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   const jwt = new SignJWT({ org: "default", kind: "agent", groups: [], roles: [], ...m.claims })
     .setProtectedHeader({ alg: "EdDSA", kid: m.kid ?? "k1" })
-    .setSubject("a_one")
+    .setSubject(m.sub ?? "a_one")
     .setIssuer(m.iss ?? DEV_ISSUER)
     .setAudience(m.aud ?? AUD)
     .setIssuedAt(now);
@@ -101,6 +102,15 @@ describe("bearer token refusals say what to fix", () => {
     ).toBe(
       'the token\'s claims are wrong: org must name the organization (got ""); kind must be "agent" or "person" (got "system"); groups must be a list of group names (got [1]); roles must be a list of role names, e.g. ["operator"] (got "operator")',
     );
+  });
+
+  it("issue #8: identity claims Baton could not store (a lone surrogate, NUL) refuse the token, so no call of it ends in retry", async () => {
+    expect(
+      await why(await mint({ sub: "a_\ud800", claims: { org: "de\u0000fault", groups: ["ok", "g\udc00"] } })),
+    ).toBe(
+      'the token\'s claims are wrong: sub holds a lone surrogate or NUL, which Baton cannot store (got "a_\\ud800"); org holds a lone surrogate or NUL, which Baton cannot store (got "de\\u0000fault"); groups[1] holds a lone surrogate or NUL, which Baton cannot store (got "g\\udc00")',
+    );
+    expect((await verifier.verify(await mint({ sub: "a_\u{1F600}" }))).ok).toBe(true);
   });
 
   it("something that is not a JWT, and alg none", async () => {

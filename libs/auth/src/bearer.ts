@@ -144,6 +144,18 @@ export function createBearerVerifier(options: {
           problems.push(`groups must be a list of group names (${got(groups)})`);
         if (!Array.isArray(roles) || !roles.every((r) => typeof r === "string"))
           problems.push(`roles must be a list of role names, e.g. ["operator"] (${got(roles)})`);
+        // The identity is written with every transition it makes (the journal, idempotency
+        // records), so text Baton cannot store there would make every call fail further in (issue
+        // #8): a lone surrogate has no UTF-8 form and PostgreSQL refuses NUL.
+        const named: [string, unknown][] = [
+          ["sub", payload.sub],
+          ["org", payload.org],
+          ...(Array.isArray(groups) ? groups.map((g, i) => [`groups[${i}]`, g] as [string, unknown]) : []),
+        ];
+        for (const [claim, value] of named) {
+          if (typeof value === "string" && (!value.isWellFormed() || value.includes("\u0000")))
+            problems.push(`${claim} holds a lone surrogate or NUL, which Baton cannot store (${got(value)})`);
+        }
         if (problems.length > 0) {
           return {
             ok: false,

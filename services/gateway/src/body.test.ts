@@ -45,6 +45,45 @@ describe("parseBody (ARCHITECTURE: numbers are never rounded; bad input never hu
     expect(argumentProblems(body)).toEqual([{ path: "inputs.__proto__", problem: "not an allowed key" }]);
   });
 
+  it("§4.3 issue #8: reports every string and key under the arguments that Baton cannot store, in the same walk, with its path", () => {
+    const body = parseBody(
+      call(
+        '{"inputs":{"url":"https://example.com/\\ud800","k\\udc00":{"n":"a\\u0000"}},"requestId":"\\udbff"}',
+      ),
+    );
+    expect(argumentProblems(body)).toEqual([
+      {
+        path: "inputs.url",
+        problem: expect.stringMatching(
+          /^contains a lone surrogate \(\\ud800\) at character 21, which has no UTF-8 form/,
+        ),
+      },
+      {
+        path: "inputs.k\\udc00",
+        problem: expect.stringMatching(/^key contains a lone surrogate \(\\udc00\)/),
+      },
+      {
+        path: "inputs.k\\udc00.n",
+        problem: expect.stringMatching(/^contains NUL \(\\u0000\) at character 2/),
+      },
+      { path: "requestId", problem: expect.stringMatching(/^contains a lone surrogate \(\\udbff\)/) },
+    ]);
+    // The value keeps the text as it was sent, for the schema check to read.
+    const value = (body as { value: { params: { arguments: { inputs: Record<string, unknown> } } } }).value;
+    expect(value.params.arguments.inputs.url).toBe("https://example.com/\ud800");
+  });
+
+  it('leaves strings outside the arguments alone on /mcp, and checks the whole body for the admin API (root "")', () => {
+    const text =
+      '{"jsonrpc":"2.0","id":"\\ud800","method":"tools/call","params":{"name":"x","arguments":{}}}';
+    expect(argumentProblems(parseBody(text))).toEqual([]);
+    const admin = parseBody('{"source":"---\\nname: a\\u0000\\n","bindings":{"r\\ud800":"g"}}', "");
+    expect(admin.kind === "json" && admin.problems).toEqual([
+      { path: "source", problem: expect.stringMatching(/^contains NUL \(\\u0000\) at line 2, column 8/) },
+      { path: "bindings.r\\ud800", problem: expect.stringMatching(/^key contains a lone surrogate/) },
+    ]);
+  });
+
   it("ignores brackets inside strings when measuring depth", () => {
     const body = parseBody(call(`{"note":"${"[{".repeat(1000)}"}`));
     expect(body.kind).toBe("json");

@@ -1,21 +1,27 @@
-import { numberProblem } from "@baton/process";
+import { numberProblem, showUnstorable, textProblem } from "@baton/process";
 import { isLosslessNumber, parse as parseLossless } from "lossless-json";
 
 /**
  * Reading a request body as JSON without losing anything and without letting one body hurt the
- * server: numbers are checked for exactness (ARCHITECTURE "Numbers are never rounded"), nesting is
- * bounded (a value nested thousands of levels deep overflows every recursive JSON walker — parsing,
- * hashing, cloning — so it must never reach a run), and JSON-RPC batches are refused (MCP 2025-06-18
- * removed them, and a batch would hide its calls' arguments from these checks).
+ * server, in the one walk the body gets: numbers are checked for exactness (ARCHITECTURE "Numbers
+ * are never rounded"), every string and key for text Baton can store and hash exactly (no lone
+ * surrogate, no NUL: issue #8, `@baton/process` `text.ts`), nesting is bounded (a value nested
+ * thousands of levels deep overflows every recursive JSON walker — parsing, hashing, cloning — so it
+ * must never reach a run), and JSON-RPC batches are refused (MCP 2025-06-18 removed them, and a batch
+ * would hide its calls' arguments from these checks). What breaks a limit can never be stored by
+ * waiting, so it becomes `invalid` at this edge, never `retry` further in (§4.3).
  */
 
-/** How many levels of objects and arrays tool arguments may nest, the arguments object being level 1. */
+/** How many levels of objects and arrays checked values may nest, the checked root being level 1. */
 export const MAX_ARGUMENT_DEPTH = 64;
 
 /** Beyond this depth a body is not parsed at all. */
 const MAX_BODY_DEPTH = 512;
 
-/** A place in the body that breaks a limit, by JSON path (`params.arguments.inputs.amount`). */
+/**
+ * A place in the body that breaks a limit, by JSON path (`params.arguments.inputs.amount`); a key
+ * Baton cannot store appears in paths with that character escaped (`inputs.k\ud800`).
+ */
 export interface BodyProblem {
   path: string;
   problem: string;
@@ -45,15 +51,17 @@ function maxDepth(text: string): number {
   return max;
 }
 
-const ARGUMENTS = "params.arguments";
+/** Where a tool call's arguments are in a JSON-RPC body: the root {@link parseBody} checks on `/mcp`. */
+export const ARGUMENTS = "params.arguments";
 
 /**
- * Parses a JSON-RPC request body. Inexact numbers and over-deep nesting inside `params.arguments`
- * become {@link BodyProblem}s for the tool call to refuse as `invalid`; anything that cannot be read
- * at all becomes a JSON-RPC error: `-32700` for malformed JSON (including duplicate keys, whose
- * meaning differs between readers), `-32600` for batches and absurd nesting.
+ * Parses a JSON request body. Inexact numbers, strings and keys Baton cannot store, and over-deep
+ * nesting at or under `root` (a JSON path; `""` is the whole body, as the admin API checks it)
+ * become {@link BodyProblem}s, for the tool call or admin call to refuse as `invalid`; anything that
+ * cannot be read at all becomes a JSON-RPC error: `-32700` for malformed JSON (including duplicate
+ * keys, whose meaning differs between readers), `-32600` for batches and absurd nesting.
  */
-export function parseBody(text: string): ParsedBody {
+export function parseBody(text: string, root: string = ARGUMENTS): ParsedBody {
   const depth = maxDepth(text);
   if (depth > MAX_BODY_DEPTH) {
     return {
@@ -84,42 +92,64 @@ export function parseBody(text: string): ParsedBody {
     };
   }
   const problems: BodyProblem[] = [];
-  const walk = (v: unknown, path: string, argDepth: number): unknown => {
+  // `inside`: `path` is `root` or under it. `level`: how deep `v` nests under `root` (`root` is 1).
+  const walk = (v: unknown, path: string, inside: boolean, level: number): unknown => {
+    if (typeof v === "string") {
+      if (inside) {
+        const problem = textProblem(v);
+        if (problem !== null) problems.push({ path, problem });
+      }
+      return v;
+    }
     if (isLosslessNumber(v)) {
       const source = v.value;
-      const problem = numberProblem(source, Number(source));
-      if (problem && path.startsWith(`${ARGUMENTS}.`))
+      const problem = inside ? numberProblem(source, Number(source)) : null;
+      if (problem !== null)
         problems.push({ path, problem: `${problem}; send it as a string or as a number JSON holds exactly` });
       return Number(source);
     }
     if (v === null || typeof v !== "object") return v;
-    const inside = path === ARGUMENTS || path.startsWith(`${ARGUMENTS}.`) || path.startsWith(`${ARGUMENTS}[`);
-    const level = inside ? argDepth + 1 : 0;
-    if (inside && level > MAX_ARGUMENT_DEPTH) {
+    const within = inside || path === root;
+    const depth = within ? level + 1 : 0;
+    if (within && depth > MAX_ARGUMENT_DEPTH) {
       problems.push({
         path,
         problem: `nests deeper than ${MAX_ARGUMENT_DEPTH} levels; flatten it or store it elsewhere and pass a reference`,
       });
       return null;
     }
-    if (Array.isArray(v)) return v.map((x, i) => walk(x, `${path}[${i}]`, level));
+    if (Array.isArray(v)) return v.map((x, i) => walk(x, `${path}[${i}]`, within, depth));
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v)) {
       // `__proto__` would set the object's prototype in every JavaScript reader after this one and
       // vanish as a field, so it could never be refused as undeclared: refuse it here by name.
       if (k === "__proto__") {
-        if (inside) problems.push({ path: `${path}.__proto__`, problem: "not an allowed key" });
+        if (within) problems.push({ path: `${path}.__proto__`, problem: "not an allowed key" });
         continue;
       }
-      out[k] = walk(x, path ? `${path}.${k}` : k, level);
+      let name = k;
+      if (within) {
+        const problem = textProblem(k, true);
+        if (problem !== null) {
+          name = showUnstorable(k);
+          problems.push({ path: path ? `${path}.${name}` : name, problem });
+        }
+      }
+      out[k] = walk(x, path ? `${path}.${name}` : name, within, depth);
     }
     return out;
   };
-  return { kind: "json", value: walk(raw, "", 0), problems };
+  return { kind: "json", value: walk(raw, "", root === "", 0), problems };
 }
 
-/** The problems under `params.arguments`, with paths relative to the arguments (`inputs.amount`). */
+/**
+ * The problems of a body parsed with the root {@link ARGUMENTS}, with paths relative to the
+ * arguments (`inputs.amount`; `arguments` for the arguments value itself).
+ */
 export function argumentProblems(body: ParsedBody): BodyProblem[] {
   if (body.kind !== "json") return [];
-  return body.problems.map((p) => ({ path: p.path.slice(ARGUMENTS.length + 1), problem: p.problem }));
+  return body.problems.map((p) => ({
+    path: p.path === ARGUMENTS ? "arguments" : p.path.slice(ARGUMENTS.length + 1),
+    problem: p.problem,
+  }));
 }

@@ -11,9 +11,10 @@ import {
   type SchedulerCall,
   SUBJECTS,
 } from "@baton/bus";
-import type { Identity, ToolResult } from "@baton/protocol";
+import { textProblem } from "@baton/process";
+import { fail, type Identity, protocolError, type ToolResult } from "@baton/protocol";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
-import { argumentProblems, type ParsedBody, parseBody } from "./body.ts";
+import { ARGUMENTS, argumentProblems, type ParsedBody, parseBody } from "./body.ts";
 import { type CallContext, McpEndpoint, type ToolHandler } from "./mcp.ts";
 
 /** Gateway settings for HTTP. */
@@ -78,14 +79,14 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
   const mcp = new McpEndpoint(tools, { name: "baton", version: settings.version });
   await mcp.start();
 
-  const app = Fastify({ logger: false, bodyLimit: settings.bodyLimit });
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
-    done(null, parseBody(body as string));
-  });
-  // Anything fastify refuses before a route runs (no or another content type, a body over the limit)
-  // still answers as JSON-RPC on /mcp and as the protocol's error shape elsewhere, saying what to fix.
-  app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
+  // Anything fastify refuses before a route runs (no or another content type, a body over the limit,
+  // a path whose percent-encoding is not UTF-8) still answers as JSON-RPC on /mcp and as the
+  // protocol's error shape elsewhere, saying what to fix.
+  const refuse = (
+    error: Error & { statusCode?: number; code?: string },
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ) => {
     const status =
       error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     const message =
@@ -93,9 +94,11 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
         ? "send the body as JSON with Content-Type: application/json"
         : error.code === "FST_ERR_CTP_BODY_TOO_LARGE"
           ? `the body is larger than ${settings.bodyLimit} bytes; uploads are at most describe.maxUploadBytes before base64`
-          : status === 500
-            ? "internal error"
-            : error.message;
+          : error.code === "FST_ERR_BAD_URL"
+            ? "the URL's percent-encoding is not UTF-8 text (issue #8); encode each id as UTF-8"
+            : status === 500
+              ? "internal error"
+              : error.message;
     if (status === 500) log.error({ err: String(error), url: request.url }, "request failed");
     if (request.url.startsWith("/mcp")) {
       return reply
@@ -105,7 +108,14 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
     return reply
       .code(status)
       .send({ ok: false, error: { code: status === 500 ? "retry" : "invalid", message } });
+  };
+  const app = Fastify({ logger: false, bodyLimit: settings.bodyLimit, frameworkErrors: refuse });
+  app.removeAllContentTypeParsers();
+  // A tool call's limits apply to its arguments; an admin call's to its whole body.
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    done(null, parseBody(body as string, request.url.startsWith("/mcp") ? ARGUMENTS : ""));
   });
+  app.setErrorHandler(refuse);
 
   async function authenticate(
     request: FastifyRequest,
@@ -208,6 +218,18 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
         error: { code: "forbidden", message: "the admin API needs a token with the operator role" },
       });
     }
+    // Text Baton cannot store (issue #8) is refused here, in the body and in the path's ids alike,
+    // before anything crosses the bus: no later identical call could get past it, so never `retry`.
+    const issues: string[] = [];
+    for (const [name, value] of Object.entries((request.params ?? {}) as Record<string, unknown>)) {
+      const problem = typeof value === "string" ? textProblem(value) : null;
+      if (problem !== null) issues.push(`${name}: ${problem}`);
+    }
+    if (body?.kind === "json") for (const p of body.problems) issues.push(`${p.path}: ${p.problem}`);
+    if (issues.length > 0) {
+      const message = "the request carries values Baton cannot store; fix every issue listed";
+      return reply.code(400).send(fail(protocolError("invalid", message, issues)));
+    }
     const { subject, type, payload } = make(auth.identity);
     const deadline = Date.now() + settings.callTimeoutMs;
     try {
@@ -243,14 +265,17 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
       return { subject: SUBJECTS.registry, type: "registry.import", payload };
     }),
   );
-  app.get("/api/drafts/:id", (request, reply) =>
+  app.get("/api/drafts/:draftId", (request, reply) =>
     admin(request, reply, () => ({
       subject: SUBJECTS.registry,
       type: "registry.get_draft",
-      payload: { op: "get_draft", draftId: (request.params as { id: string }).id } satisfies RegistryCall,
+      payload: {
+        op: "get_draft",
+        draftId: (request.params as { draftId: string }).draftId,
+      } satisfies RegistryCall,
     })),
   );
-  app.put("/api/drafts/:id/bindings", (request, reply) =>
+  app.put("/api/drafts/:draftId/bindings", (request, reply) =>
     admin(request, reply, () => {
       const body = jsonBody(request);
       const bindings = (body.bindings && typeof body.bindings === "object" ? body.bindings : {}) as Record<
@@ -262,17 +287,20 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
         type: "registry.bind",
         payload: {
           op: "bind",
-          draftId: (request.params as { id: string }).id,
+          draftId: (request.params as { draftId: string }).draftId,
           bindings,
         } satisfies RegistryCall,
       };
     }),
   );
-  app.post("/api/drafts/:id/publish", (request, reply) =>
+  app.post("/api/drafts/:draftId/publish", (request, reply) =>
     admin(request, reply, () => ({
       subject: SUBJECTS.registry,
       type: "registry.publish",
-      payload: { op: "publish", draftId: (request.params as { id: string }).id } satisfies RegistryCall,
+      payload: {
+        op: "publish",
+        draftId: (request.params as { draftId: string }).draftId,
+      } satisfies RegistryCall,
     })),
   );
   // The clock (issue #5): its time for any operator; moving it only when it is manual. An advance

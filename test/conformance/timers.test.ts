@@ -683,6 +683,28 @@ describe.each(MANUAL_CLOCK_DEPLOYMENTS)("timers — %s", (_label, start) => {
     expect(stepOf(past, "work").state).toBe("ready");
   });
 
+  it("issue #8 case: a wait_until on an instant with sub-millisecond digits (…00.9565Z) is still waiting when the clock reads …00.956Z, and ends at …00.957Z, never before its instant (C §2.2 wait_until)", async () => {
+    const now = await clock.now();
+    // A minute ahead, on a …956 millisecond, written with a fourth fraction digit.
+    const ms = Math.floor((now + MINUTE) / 1000) * 1000 + 956;
+    const notBefore = iso(ms).replace(/Z$/, "5Z");
+    expect(notBefore).toMatch(/\.9565Z$/);
+    const started = await agent.ok("start_run", { process: "wait-until-optional", inputs: { notBefore } });
+    const runId = started.run.id as string;
+    expect(stepOf(started, "hold").state).toBe("waiting");
+
+    expect(await clock.advance(ms - now)).toBe(ms);
+    const at956 = await agent.ok("get_run", { runId });
+    expect(stepOf(at956, "hold").state).toBe("waiting");
+    expect(stepOf(at956, "work").state).toBeNull();
+    expect(await agentItem(agent, runId, "work")).toBeUndefined();
+
+    await clock.advance(1);
+    const at957 = await agent.ok("get_run", { runId });
+    expect(at957.data.steps.hold).toEqual({ by: "server", at: iso(ms + 1), history: [] });
+    expect(await agentItem(agent, runId, "work")).toMatchObject({ readySince: iso(ms + 1) });
+  });
+
   it("wait_for with a timeout and no on_timeout continues at the step's next when it passes (C §2.2; checklist #82)", async () => {
     const t0 = await clock.now();
     const started = await agent.ok("start_run", { process: "wait-for-default", inputs: {} });

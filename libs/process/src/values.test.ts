@@ -57,7 +57,11 @@ describe("§2.3 datetime (RFC 3339 with offset)", () => {
     ["2026-10-06T09:00:00-07:00", Date.UTC(2026, 9, 6, 16, 0, 0)],
     ["2026-10-06T09:00:00-00:00", Date.UTC(2026, 9, 6, 9, 0, 0)],
     ["2026-10-06t09:00:00z", Date.UTC(2026, 9, 6, 9, 0, 0)],
-    ["2026-10-06T09:00:00.123456789Z", Date.UTC(2026, 9, 6, 9, 0, 0, 123)],
+    ["2026-10-06T09:00:00.123456789Z", Date.UTC(2026, 9, 6, 9, 0, 0, 124)],
+    ["2026-12-01T10:00:00.9565Z", Date.UTC(2026, 11, 1, 10, 0, 0, 957)],
+    ["2026-12-01T10:00:00.9560000Z", Date.UTC(2026, 11, 1, 10, 0, 0, 956)],
+    ["2026-12-31T23:59:59.9990001Z", Date.UTC(2027, 0, 1, 0, 0, 0, 0)],
+    ["1969-12-31T23:59:59.9991Z", 0],
     ["2026-10-06T09:00:00.5Z", Date.UTC(2026, 9, 6, 9, 0, 0, 500)],
     ["2024-02-29T23:59:59+23:59", Date.UTC(2024, 1, 29, 0, 0, 59)],
     ["1969-12-31T23:59:59.999Z", -1],
@@ -115,6 +119,23 @@ describe("§2.3 datetime (RFC 3339 with offset)", () => {
         },
       ),
       { seed: 20261006, numRuns: 300 },
+    );
+  });
+});
+
+describe("§2.2 §2.3 a datetime between two milliseconds is the later one (issue #8: a deadline never fires early)", () => {
+  it("§2.2 parseDateTime is the first whole millisecond at or after the instant written, for any fraction", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: -62_135_596_800_000, max: 253_402_300_798_999 }),
+        fc.stringMatching(/^[0-9]{0,12}$/),
+        (ms, extra) => {
+          const text = new Date(ms).toISOString().replace("Z", `${extra}Z`);
+          // ms + 0.<extra> ms, rounded up: ms when every extra digit is 0, else ms + 1.
+          expect(parseDateTime(text)).toBe(/[1-9]/.test(extra) ? ms + 1 : ms);
+        },
+      ),
+      { seed: 20261201, numRuns: 1000 },
     );
   });
 });

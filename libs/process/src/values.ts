@@ -46,6 +46,18 @@ export function isDate(s: unknown): s is string {
 }
 
 /**
+ * A fraction of a second (`.9565`, or undefined for none) in whole milliseconds, rounded toward
+ * later: `.9565` → 957, `.956` → 956, `.9990001` → 1000 (the next second; the caller adds it to
+ * whole seconds, so that carries). Exact on any number of digits: no floating point.
+ */
+function fractionMs(fraction: string | undefined): number {
+  if (fraction === undefined) return 0;
+  const digits = fraction.slice(1);
+  const ms = Number(digits.slice(0, 3).padEnd(3, "0"));
+  return /[1-9]/.test(digits.slice(3)) ? ms + 1 : ms;
+}
+
+/**
  * Parses a `datetime` value (§2.3) into epoch milliseconds, or `null` when it is not one.
  *
  * A datetime is RFC 3339 `date-time` with a required offset: `2026-10-06T09:00:00Z`,
@@ -53,8 +65,11 @@ export function isDate(s: unknown): s is string {
  * case-insensitive); `-00:00` is accepted. Every field must be real: month 01–12, a day that exists
  * in that month, hour 00–23, minute 00–59, second 00–59, offset hours 00–23 and minutes 00–59.
  * A leap second (`:60`) is refused: without a leap-second table it cannot be told from a typo, and
- * no epoch-millisecond clock can hold it. A fraction of any length is allowed; digits beyond
- * milliseconds are dropped (the instant is truncated toward the past).
+ * no epoch-millisecond clock can hold it. A fraction of any length is allowed; an instant between
+ * two milliseconds is rounded toward later (`…00.9565Z` is `…00.957Z`), never toward the past, so a
+ * deadline read from it never fires before its instant (issue #8; docs/decisions.md). This is the
+ * one place Baton turns an RFC 3339 text into a time: every `wait_until` and any other deadline read
+ * from run data or a process goes through it.
  */
 export function parseDateTime(s: string): number | null {
   if (typeof s !== "string") return null;
@@ -76,9 +91,8 @@ export function parseDateTime(s: string): number | null {
     if (oh > 23 || om > 59) return null;
     offsetMin = (m[9] === "-" ? -1 : 1) * (oh * 60 + om);
   }
-  const fraction = m[7] === undefined ? 0 : Number(m[7].slice(1, 4).padEnd(3, "0"));
   const seconds = daysFromCivil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + sec - offsetMin * 60;
-  return seconds * 1000 + fraction;
+  return seconds * 1000 + fractionMs(m[7]);
 }
 
 /** True when `s` is a `datetime` value (§2.3); see {@link parseDateTime} for the exact grammar. */

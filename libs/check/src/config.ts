@@ -33,8 +33,10 @@ export const CHECK_ENV = {
     .number()
     .int()
     .min(100)
-    .default(30_000)
-    .describe("How long one evaluator request may take, ms; a question without an answer is retried once."),
+    .default(6_000)
+    .describe(
+      "How long one evaluator request may take, ms. A question without an answer is asked once more, so twice this must fit in the gateway's BATON_CALL_TIMEOUT_MS (15000 by default) or the agent gets retry while the engine still waits.",
+    ),
   BATON_CHECK_CONCURRENCY: z.coerce
     .number()
     .int()

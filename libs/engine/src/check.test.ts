@@ -6,7 +6,7 @@ import { DEFAULT_CHECK_LIMITS, shownRunData, verdictOf } from "./check.ts";
 import type { Command } from "./commands.ts";
 import { apply } from "./machine.ts";
 import { jsonBytes } from "./snapshot.ts";
-import { checkedWork } from "./test-processes.ts";
+import { checkedWork, PARALLEL_CHECKED } from "./test-processes.ts";
 import {
   agent,
   answering,
@@ -764,5 +764,54 @@ describe("the vendor-check fixture end to end through the core (check.md §3; co
     expect(end.data.steps.check_vendor?.check?.verdict).toBe("unsure");
     expect(end.data.steps.approve?.history.map((h) => h.decision)).toEqual(["rejected"]);
     expect(schemaProblems("decide", ok(end))).toEqual([]);
+  });
+});
+
+describe("a check inside a parallel branch (check.md §3 with parallel.md §3)", () => {
+  const screenerA = agent("a_screen");
+  const noter = agent("a_notes");
+
+  it("a sibling completing while the evaluator answers changes the material: the core asks again, then the branch joins", () => {
+    const sim = Sim.start(PARALLEL_CHECKED, person("mira@example.com"));
+    const c1 = sim.claim(screenerA, "screen");
+    const c2 = sim.claim(noter, "notes");
+    const submit = { type: "submit" as const, claimId: c1, output: { cleared: true }, summary: "Screened." };
+    const first = sim.apply(screenerA, submit).needsCheck;
+    if (!first) throw new Error("no request");
+    expect(first.material.runData.steps).toEqual({});
+    // Meanwhile the sibling branch completes: run data changed.
+    sim.ok(noter, { type: "submit", claimId: c2, output: { notes: "n" }, summary: "Noted." });
+    const stale = sim.apply(screenerA, { ...submit, check: answering({ answer: 0.95 })(first) });
+    expect(stale.needsCheck?.key).not.toBe(first.key);
+    expect(Object.keys(stale.needsCheck?.material.runData.steps ?? {})).toEqual(["notes"]);
+    const { outcome } = sim.checked(screenerA, submit, answering({ answer: 0.95 }));
+    expect(outcome.error).toBeNull();
+    expect(sim.states()).toEqual({ fork: "done", screen: "done", notes: "done", done: "done" });
+    expect(sim.view().run.outcome).toBe("done");
+  });
+
+  it("an unsure branch step waits on a person while its sibling goes on; the person's completion joins it", () => {
+    // The short form takes the server's thresholds: with checkFail 0.5, 0.6 is unsure (without one it fails).
+    const sim = Sim.start(
+      PARALLEL_CHECKED,
+      person("mira@example.com"),
+      {},
+      {
+        config: { ...CONFIG, check: { ...DEFAULT_CHECK_LIMITS, fail: 0.5 } },
+      },
+    );
+    const c1 = sim.claim(screenerA, "screen");
+    sim.checked(
+      screenerA,
+      { type: "submit", claimId: c1, output: { cleared: true }, summary: "Screened." },
+      answering({ answer: 0.6 }),
+    );
+    expect(sim.states()).toMatchObject({ fork: "waiting", screen: "waiting", notes: "ready" });
+    expect(sim.view().run.state).toBe("active");
+    sim.work(noter, "notes", { notes: "n" });
+    expect(sim.states()).toMatchObject({ fork: "waiting", notes: "done" });
+    sim.decide(ops, "screen", "completed");
+    expect(sim.states()).toMatchObject({ fork: "done", screen: "done", done: "done" });
+    expect(sim.view().data.steps.screen?.check?.verdict).toBe("unsure");
   });
 });

@@ -4,7 +4,7 @@ import { schemaProblems } from "../../../test/support/schemas.ts";
 import { INCIDENT_AGENT_COMMS, INSTANT_BRANCHES, parallelAgents } from "./test-processes.ts";
 import { agent, fixture, HOUR, MINUTE, operator, person, Sim, T0 } from "./test-support.ts";
 import { pendingTimers } from "./timers.ts";
-import { indexRows } from "./view.ts";
+import { handoffOf, indexRows } from "./view.ts";
 
 /**
  * The parallel profile in the core (profiles/parallel.md §3–§4): fork and join in one write each,
@@ -486,5 +486,34 @@ describe("branch steps are worked as any step (parallel.md §3 Fork, §4)", () =
     const sim = Sim.start(INSTANT_BRANCHES, person("mira@example.com"), { past: "2026-01-01T00:00:00Z" });
     expect(sim.states()).toEqual({ fork: "done", first: "done", second: "done", after: "ready", done: null });
     expect(sim.view().run.state).toBe("active");
+  });
+});
+
+describe("escalation inside a branch (parallel.md §3: each branch step has its own escalation)", () => {
+  it("an agent branch step escalated and returned keeps its own due; its siblings are untouched", () => {
+    const sim = Sim.start(parallelAgents(), person("mira@example.com"));
+    sim.work(agent("a_brief"), "brief", { brief: "b" });
+    const researcher = agent("a_research");
+    const claimId = sim.claim(researcher, "research");
+    const drafter = agent("a_draft");
+    const c2 = sim.claim(drafter, "draft");
+    sim.advance(5 * MINUTE);
+    sim.ok(researcher, { type: "escalate", claimId, note: "No sources reachable." });
+    expect(sim.states()).toMatchObject({
+      research: "waiting",
+      draft: "claimed",
+      legal: "waiting",
+      split: "waiting",
+    });
+    expect(sim.view().workItems.map((w) => [w.stepId, w.kind, w.assignedTo])).toEqual([
+      ["research", "agent", { group: "operators" }],
+    ]);
+    sim.ok(drafter, { type: "submit", claimId: c2, output: { text: "t" }, summary: "Drafted." });
+    sim.decide(operator(), "research", "returned", { note: "Use the cached sources." });
+    expect(sim.states()).toMatchObject({ research: "ready", draft: "done", draft_review: "waiting" });
+    expect(sim.view().steps.find((s) => s.id === "research")?.due).toBe(
+      new Date(T0 + 2 * HOUR).toISOString(),
+    );
+    expect(handoffOf(sim.run, "research")).toMatchObject({ returned: { note: "Use the cached sources." } });
   });
 });

@@ -371,3 +371,22 @@ export function checkedWork(advisory = false) {
     "    finish: reviewed",
   ]);
 }
+
+/** parallel.md §3 with check.md §3: a checked agent step in one branch, a plain agent step in the other. */
+export const PARALLEL_CHECKED = published("parallel-checked", [
+  "steps:",
+  "  - id: fork",
+  "    parallel: [screen, notes]",
+  "    next: done",
+  "  - id: screen",
+  "    agent: Screen the vendor.",
+  "    output: { cleared: boolean }",
+  "    check: The screening is sound.",
+  "    next: join",
+  "  - id: notes",
+  "    agent: Take notes.",
+  "    output: { notes: string }",
+  "    next: join",
+  "  - id: done",
+  "    finish: done",
+]);

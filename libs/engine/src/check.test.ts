@@ -400,6 +400,8 @@ describe("the person's side of an unsure check (check.md §3, tools.md workItems
     expect(handoffOf(sim.run, "check_vendor")).toEqual({
       returned: { note: "Attach the EU search terms.", by: ops.id, at: at(3 * MINUTE) },
       check: verdict,
+      // "the agent's handoff.issues carries the same lines": the questions that did not pass.
+      issues: ["check: The cleared verdict matches what the attached report says. → no (0.62)"],
     });
     expect(sim.view().data.steps.check_vendor).toBeUndefined();
     expect(sim.run.steps.check_vendor?.readySince).toBe(T0);
@@ -552,7 +554,11 @@ describe("a person's task is checked (check.md §3: 'A person's task submission 
       kind: "task",
       assignedTo: { group: "reviewer" },
       escalation: null,
-      handoff: { returned: { note: "Name an owner for each item." }, check: { verdict: "unsure" } },
+      handoff: {
+        returned: { note: "Name an owner for each item." },
+        check: { verdict: "unsure" },
+        issues: ["check: Every action item has an owner. → no (0.6)"],
+      },
       decide: { decisions: ["completed", "failed"] },
       due: at(24 * HOUR),
     });

@@ -217,20 +217,22 @@ function answerText(q: CheckQuestionDef, v: QuestionVerdict, limits: CheckLimits
 }
 
 /**
- * The lines `check: <ask> → <answer>` of every question with the given result, in question order:
- * a blocking `fail` lists its failed questions as the `not_accepted` issues (check.md §3); an
- * `unsure` escalation note lists the unsure ones the same way.
+ * The lines `check: <ask> → <answer>` of every question whose result is one of `results`, in question
+ * order: a blocking `fail` lists its failed questions as the `not_accepted` issues (check.md §3); an
+ * `unsure` verdict lists the questions that did not pass (unsure and failed) in its escalation note,
+ * and again in `handoff.issues` when the person returns the step ("the agent's `handoff.issues`
+ * carries the same lines").
  */
 export function checkLines(
   check: CheckDef,
   verdict: CheckVerdict,
-  result: QuestionResult,
+  results: readonly QuestionResult[],
   limits: CheckLimits,
 ): string[] {
   const lines: string[] = [];
   verdict.questions.forEach((v, i) => {
     const q = check.questions[i];
-    if (q && v.result === result) lines.push(`check: ${v.ask} → ${answerText(q, v, limits)}`);
+    if (q && results.includes(v.result)) lines.push(`check: ${v.ask} → ${answerText(q, v, limits)}`);
   });
   return lines;
 }

@@ -327,7 +327,7 @@ function holdForPerson(
   const at = tx.ctx.now;
   const r = rt(tx, step.id);
   const check = checkOf(step);
-  const unsure = check ? checkLines(check, verdict, "unsure", limitsOf(tx)) : [];
+  const unsure = check ? checkLines(check, verdict, NOT_PASSED, limitsOf(tx)) : [];
   r.claim = null;
   r.progress = null;
   r.state = "waiting";
@@ -343,6 +343,9 @@ function holdForPerson(
   openEscalation(tx, step.id, at);
   settle(tx, at);
 }
+
+/** The results an unsure verdict reports to the person, and to the next attempt when returned. */
+const NOT_PASSED = ["unsure", "fail"] as const;
 
 /** The check profile's limits of this server (check.md §5). */
 function limitsOf(tx: Tx) {
@@ -473,7 +476,7 @@ function completeWork(
       detail: { verdict: result.verdict, advisory: result.advisory, model: result.model, by },
     });
     if (!check.advisory && result.verdict === "fail") {
-      return notAccepted(checkLines(check, result, "fail", limits), result);
+      return notAccepted(checkLines(check, result, ["fail"], limits), result);
     }
     if (!check.advisory && result.verdict === "unsure") {
       const current = tx.run.data.steps[step.id] ?? { history: [] };
@@ -652,15 +655,17 @@ function decide(tx: Tx, cmd: Extract<Command, { type: "decide" }>): Step {
       decideWorkItem(tx, item.id);
       const r = rt(tx, item.stepId);
       // §3.4: ready again, the note travels in handoff.returned; the due clock does not restart. The
-      // same attempt continues, so an unsure verdict that escalated it travels in handoff.check
-      // (check.md §3) and no longer shows in run data: nobody waits on it now.
+      // same attempt continues, so an unsure verdict that escalated it travels in handoff.check with
+      // the lines of the questions that did not pass in handoff.issues (check.md §3), and no longer
+      // shows in run data: nobody waits on it now.
       const held = r.escalation?.check;
+      const check = held && (step.kind === "agent" || step.kind === "task") ? checkOf(step) : null;
       r.escalation = null;
       clearCheckOverlay(tx, item.stepId);
       r.handoff = {
         ...(r.handoff ?? {}),
         returned: { note: cmd.note as string, by: who.id, at: iso(at) },
-        ...(held ? { check: held } : {}),
+        ...(held && check ? { check: held, issues: checkLines(check, held, NOT_PASSED, limitsOf(tx)) } : {}),
       };
       if (step.kind === "task") reopenTask(tx, step.id, at);
       else r.state = "ready";

@@ -187,18 +187,18 @@ export function openEscalation(tx: Tx, stepId: string, at: number): void {
 export function reopenTask(tx: Tx, stepId: string, at: number): void {
   const step = stepOf(tx, stepId);
   if (step.kind !== "task") throw new Error(`step ${stepId} is not a task`);
+  const to = assigneeOrFail(tx, step, at);
+  if (to) openWorkItem(tx, stepId, "task", to, at);
+}
+
+/** The step's assignee, or `null` after failing the step because its `person` path resolves to nothing (§3.5). */
+function assigneeOrFail(tx: Tx, step: TaskStep | ApproveStep, at: number): AssignedTo | null {
   const to = assignee(tx, step);
   if (!to) {
-    failStep(
-      tx,
-      stepId,
-      `${step.person} resolves to no person in run data, so step ${stepId} cannot be assigned`,
-      "server",
-      at,
-    );
-    return;
+    const note = `${step.person} resolves to no person in run data, so step ${step.id} cannot be assigned`;
+    failStep(tx, step.id, note, "server", at);
   }
-  openWorkItem(tx, stepId, "task", to, at);
+  return to;
 }
 
 /**
@@ -288,17 +288,8 @@ export function enter(tx: Tx, stepId: string, at: number): void {
     case "task":
     case "approve": {
       const r = startAttempt(tx, stepId, at, step.due);
-      const to = assignee(tx, step);
-      if (!to) {
-        failStep(
-          tx,
-          stepId,
-          `${step.person} resolves to no person in run data, so step ${stepId} cannot be assigned`,
-          "server",
-          at,
-        );
-        return;
-      }
+      const to = assigneeOrFail(tx, step, at);
+      if (!to) return;
       r.state = "waiting";
       openWorkItem(tx, stepId, step.kind, to, at);
       return;

@@ -1,4 +1,11 @@
-import type { Decision, EvidenceItemArg, Identity, ProtocolError } from "@baton/protocol";
+import type {
+  CheckAnswers,
+  CheckRequest,
+  Decision,
+  EvidenceItemArg,
+  Identity,
+  ProtocolError,
+} from "@baton/protocol";
 import type { EngineConfig, PublishedProcess, Run } from "./run.ts";
 
 /** The server acting on its own: timers, waits, failures it detects (§3.1 `by: "server"`). */
@@ -21,6 +28,8 @@ export type Command =
       summary: string;
       next?: string | undefined;
       reason?: string | undefined;
+      /** The evaluator's answers to this submission's {@link Outcome.needsCheck} (check.md §3). */
+      check?: CheckAnswers | undefined;
     }
   | { type: "escalate"; claimId: string; note: string }
   | {
@@ -34,6 +43,8 @@ export type Command =
       next?: string | undefined;
       reason?: string | undefined;
       note?: string | undefined;
+      /** The evaluator's answers for a `completed` task submission (check.md §3). */
+      check?: CheckAnswers | undefined;
     }
   | { type: "cancel"; reason: string }
   | { type: "send_event"; name: string; data?: Record<string, unknown> | undefined }
@@ -71,7 +82,8 @@ export interface DomainEvent {
     | "step.overdue"
     | "work_item.opened"
     | "event.held"
-    | "event.consumed";
+    | "event.consumed"
+    | "step.checked";
   runId: string;
   org: string;
   mode: "live" | "test";
@@ -106,6 +118,15 @@ export interface Outcome {
    * epoch ms. The journal records them, so each fired timer appears in exactly one journal entry.
    */
   fired: { kind: string; stepId: string; at: number }[];
+  /**
+   * The command cannot be decided without the evaluator (check.md §3: the check runs after the
+   * objective rules pass and before the step completes): the submission passed every objective rule
+   * and the step has a check, but the command carries no answers for this request's `key`. Nothing
+   * was applied (`run` is the input, `changed` false, no value, no error). The shell has the evaluator
+   * answer the request and applies the same command again with `check` set to the answers, which the
+   * journal then records, so a replay never asks a model again.
+   */
+  needsCheck?: CheckRequest;
 }
 
 /** The `file` evidence refs a command cites, for the shell to resolve into {@link CommandContext.files}. */

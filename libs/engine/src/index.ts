@@ -1,4 +1,5 @@
 export { type Accepted, accept, routesOf, type Submission } from "./acceptance.ts";
+export { checkLines, DEFAULT_CHECK_LIMITS, shownRunData, verdictOf } from "./check.ts";
 export {
   type Actor,
   type Command,
@@ -13,6 +14,7 @@ export {
 } from "./commands.ts";
 export { apply, decisionsOf, mayDecide, startRun } from "./machine.ts";
 export type {
+  CheckLimits,
   ClaimState,
   EngineConfig,
   HeldEvent,

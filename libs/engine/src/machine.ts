@@ -1,5 +1,8 @@
-import { type AgentStep, checkValues, type TaskStep } from "@baton/process";
+import { type AgentStep, checkOf, checkValues, type TaskStep } from "@baton/process";
 import {
+  type CheckAnswers,
+  type CheckRequest,
+  type CheckVerdict,
   CONFLICT,
   type Completion,
   capIssues,
@@ -11,12 +14,14 @@ import {
   runEnded,
 } from "@baton/protocol";
 import { accept } from "./acceptance.ts";
+import { checkLines, checkRequest, DEFAULT_CHECK_LIMITS, verdictOf } from "./check.ts";
 import type {
   Actor,
   Command,
   CommandContext,
   CommandValue,
   DomainEvent,
+  FileCheck,
   Outcome,
   StartCommand,
 } from "./commands.ts";
@@ -24,6 +29,7 @@ import type { Run, WorkItemState } from "./run.ts";
 import { jsonBytes, snapshotOf } from "./snapshot.ts";
 import { applyDueTimers } from "./timers.ts";
 import {
+  clearCheckOverlay,
   complete,
   dataBytesWith,
   decideWorkItem,
@@ -36,8 +42,10 @@ import {
   newId,
   openEscalation,
   record,
+  reopenTask,
   rework,
   rt,
+  setCheckOverlay,
   settle,
   stepOf,
   type Tx,
@@ -146,6 +154,18 @@ export function apply(run: Run, command: Command, ctx: CommandContext): Outcome 
   const tx: Tx = { run: structuredClone(run), ctx, events: [], dataChanged: false, fired: [] };
   const timed = applyDueTimers(tx, ctx.now) > 0;
   const result = dispatch(tx, command);
+  if (result.needsCheck) {
+    // Nothing is applied until the evaluator's answers come with the command (check.md §3).
+    return {
+      run,
+      changed: false,
+      value: null,
+      error: null,
+      events: [],
+      fired: [],
+      needsCheck: result.needsCheck,
+    };
+  }
   // §4: the write returns only after every automatic transition it triggered, including a timer it
   // created already due (`wait: 0m`, `due: 0m`). A refusal creates no timer.
   if (!result.error) applyDueTimers(tx, ctx.now);
@@ -168,6 +188,8 @@ interface Step {
   value: CommandValue;
   error: ProtocolError | null;
   changed: boolean;
+  /** The command waits for the evaluator's answers to this request (see {@link Outcome.needsCheck}). */
+  needsCheck?: CheckRequest;
 }
 
 const refuse = (error: ProtocolError, changed = false): Step => ({ value: { kind: "none" }, error, changed });
@@ -274,16 +296,91 @@ function submit(tx: Tx, cmd: Extract<Command, { type: "submit" }>): Step {
   const live = liveClaim(tx, cmd.claimId);
   if ("code" in live) return refuse(live);
   const step = stepOf(tx, live.stepId) as AgentStep;
-  return completeWork(tx, step, cmd, true, (tx.ctx.actor as Identity).id, () => {
-    const r = rt(tx, step.id);
-    r.claim = null;
+  const by = (tx.ctx.actor as Identity).id;
+  return completeWork(tx, step, cmd, {
+    summaryRequired: true,
+    by,
+    check: {
+      answers: cmd.check,
+      onUnsure: (verdict, candidate) => holdForPerson(tx, step, by, verdict, candidate),
+    },
+    beforeComplete: () => {
+      rt(tx, step.id).claim = null;
+    },
   });
+}
+
+/**
+ * check.md §3 unsure: the submission is held as the step's candidate and the step is escalated
+ * exactly as `escalate` does, with the verdict in `escalation.check` and the candidate in
+ * `escalation.candidate`, and the verdict shown as `steps.<id>.check` while a person decides. An
+ * agent step loses its claim; a task's work item is decided and the escalation item replaces it.
+ */
+function holdForPerson(
+  tx: Tx,
+  step: AgentStep | TaskStep,
+  by: string,
+  verdict: CheckVerdict,
+  candidate: Completion,
+  taskItem?: WorkItemState,
+): void {
+  const at = tx.ctx.now;
+  const r = rt(tx, step.id);
+  const check = checkOf(step);
+  const unsure = check ? checkLines(check, verdict, NOT_PASSED, limitsOf(tx)) : [];
+  r.claim = null;
+  r.progress = null;
+  r.state = "waiting";
+  r.escalation = {
+    note: `The check was unsure about this submission; complete it with the candidate or your own output, return it, or fail it. ${unsure.join("; ")}`,
+    by,
+    at: iso(at),
+    check: verdict,
+    candidate,
+  };
+  if (taskItem) decideWorkItem(tx, taskItem.id);
+  setCheckOverlay(tx, step.id, verdict);
+  openEscalation(tx, step.id, at);
+  settle(tx, at);
+}
+
+/** The results an unsure verdict reports to the person, and to the next attempt when returned. */
+const NOT_PASSED = ["unsure", "fail"] as const;
+
+/** The check profile's limits of this server (check.md §5). */
+function limitsOf(tx: Tx) {
+  return tx.ctx.config.check ?? DEFAULT_CHECK_LIMITS;
+}
+
+/** How {@link completeWork} runs for one caller. */
+interface WorkOptions {
+  /** §3.3: `summary` is required from agents and optional from people. */
+  summaryRequired: boolean;
+  /** Who completes the step (`by` in run data). */
+  by: string;
+  /**
+   * The step's check runs (check.md §3), with the evaluator's answers if the command carries them;
+   * absent when a person completes an escalated step, which is not checked again.
+   */
+  check?: {
+    answers: CheckAnswers | undefined;
+    onUnsure: (verdict: CheckVerdict, candidate: Completion) => void;
+  };
+  /** An unsure verdict the completion records as `check` (a person completing a held candidate). */
+  carry?: CheckVerdict;
+  /** File evidence already verified for this completion (the held candidate's, check.md §3). */
+  verified?: ReadonlyMap<string, FileCheck>;
+  beforeComplete: () => void;
 }
 
 /**
  * Shared acceptance and completion for `submit` and a person's `completed` (§3.4: "same acceptance").
  * A refusal records the issues in `handoff.issues` for the next attempt (§3.3) and changes nothing
- * else; acceptance records the completion and moves on.
+ * else. Once every objective rule passes, the step's check runs (check.md §3): without answers for
+ * this submission the command waits for the evaluator (`needsCheck`); with them, `pass` (and every
+ * advisory verdict) completes the step recording the verdict, `fail` refuses as `not_accepted` with
+ * one issue per failed question and the verdict in `handoff.check`, `unsure` holds the submission for
+ * a person, and `error` refuses as `retry` with nothing changed.
  */
 function completeWork(
   tx: Tx,
@@ -295,24 +392,27 @@ function completeWork(
     next?: string | undefined;
     reason?: string | undefined;
   },
-  summaryRequired: boolean,
-  by: string,
-  beforeComplete: () => void,
+  options: WorkOptions,
 ): Step {
   const { ctx } = tx;
+  const { by } = options;
+  const files = options.verified
+    ? new Map([...options.verified, ...(ctx.files ?? new Map<string, FileCheck>())])
+    : (ctx.files ?? new Map<string, FileCheck>());
   const verdict = accept(
     ctx.def,
     step,
     { output: sub.output, evidence: sub.evidence, summary: sub.summary, next: sub.next, reason: sub.reason },
-    ctx.files ?? new Map(),
-    summaryRequired,
+    files,
+    options.summaryRequired,
   );
-  const notAccepted = (all: string[]) => {
-    // §3.3: the next attempt reads the issues of the last refused submission in `handoff.issues`.
+  const notAccepted = (all: string[], check?: CheckVerdict) => {
+    // §3.3: the next attempt reads the issues of the last refused submission in `handoff.issues`,
+    // and the verdict of a check that sent it back in `handoff.check` (check.md §3).
     const issues = capIssues(all);
     const r = rt(tx, step.id);
-    const same = JSON.stringify(r.handoff?.issues ?? null) === JSON.stringify(issues);
-    if (!same) r.handoff = { ...(r.handoff ?? {}), issues };
+    const same = JSON.stringify(r.handoff?.issues ?? null) === JSON.stringify(issues) && check === undefined;
+    if (!same) r.handoff = { ...(r.handoff ?? {}), issues, ...(check ? { check } : {}) };
     return refuse(
       protocolError(
         "not_accepted",
@@ -334,16 +434,69 @@ function completeWork(
         ...(sub.next !== undefined ? { next: sub.next } : {}),
         ...(sub.reason !== undefined ? { reason: sub.reason } : {}),
       };
+  const capIssue = (size: number) =>
+    `run data: ${size} bytes with this submission, over limits.runDataBytes (${ctx.config.runDataBytes})`;
   const size = dataBytesWith(tx, step.id, { ...measured, by, at: iso(at) });
   const issues = verdict.ok ? [] : [...verdict.issues];
-  if (size > ctx.config.runDataBytes) {
-    issues.push(
-      `run data: ${size} bytes with this submission, over limits.runDataBytes (${ctx.config.runDataBytes})`,
-    );
-  }
+  if (size > ctx.config.runDataBytes) issues.push(capIssue(size));
   if (!verdict.ok || issues.length > 0) return notAccepted(issues);
-  const completion = { ...verdict.accepted.completion, by, at: iso(at) };
-  beforeComplete();
+  const accepted = verdict.accepted.completion;
+  let recorded = options.carry;
+  const check = options.check ? checkOf(step) : null;
+  if (check && options.check) {
+    const limits = limitsOf(tx);
+    const request = checkRequest(
+      tx.run.id,
+      step,
+      check,
+      ctx.def.process.body,
+      tx.run.data,
+      { output: accepted.output ?? {}, summary: accepted.summary, evidence: sub.evidence },
+      limits,
+    );
+    const answers = options.check.answers;
+    if (answers?.key !== request.key)
+      return { value: { kind: "none" }, error: null, changed: false, needsCheck: request };
+    const result = verdictOf(check, answers, limits, request.material.truncated, iso(at));
+    if (!check.advisory && result.verdict === "error") {
+      return refuse(
+        protocolError(
+          "retry",
+          `the check on ${step.id} got no answer from the evaluator; nothing changed, retry with the same requestId`,
+        ),
+      );
+    }
+    tx.events.push({
+      type: "step.checked",
+      runId: tx.run.id,
+      org: tx.run.org,
+      mode: tx.run.mode,
+      at,
+      stepId: step.id,
+      detail: { verdict: result.verdict, advisory: result.advisory, model: result.model, by },
+    });
+    if (!check.advisory && result.verdict === "fail") {
+      return notAccepted(checkLines(check, result, ["fail"], limits), result);
+    }
+    if (!check.advisory && result.verdict === "unsure") {
+      const current = tx.run.data.steps[step.id] ?? { history: [] };
+      const shown = jsonBytes({
+        ...tx.run.data,
+        steps: { ...tx.run.data.steps, [step.id]: { ...current, check: result } },
+      });
+      if (shown > ctx.config.runDataBytes) return notAccepted([capIssue(shown)]);
+      options.check.onUnsure(result, accepted);
+      return done({ kind: "view" });
+    }
+    recorded = result;
+  }
+  const completion: Completion = { ...accepted, ...(recorded ? { check: recorded } : {}), by, at: iso(at) };
+  if (recorded) {
+    // The verdict is run data too (check.md §3), so the cap holds with it recorded.
+    const withVerdict = dataBytesWith(tx, step.id, completion);
+    if (withVerdict > ctx.config.runDataBytes) return notAccepted([capIssue(withVerdict)]);
+  }
+  options.beforeComplete();
   complete(tx, step.id, completion, at, verdict.accepted.chosen);
   return done({ kind: "view" });
 }
@@ -370,6 +523,8 @@ function escalate(tx: Tx, claimId: string, note: string): Step {
 }
 
 function decisionsFor(item: WorkItemState): readonly string[] {
+  // A task a check escalated is decided as an escalated agent step is (check.md §3).
+  if (item.escalated) return ["returned", "completed", "failed"];
   switch (item.kind) {
     case "task":
       return ["completed", "failed"];
@@ -499,20 +654,75 @@ function decide(tx: Tx, cmd: Extract<Command, { type: "decide" }>): Step {
     case "returned": {
       decideWorkItem(tx, item.id);
       const r = rt(tx, item.stepId);
-      // §3.4: ready again, the note travels in handoff.returned; the due clock does not restart.
-      r.state = "ready";
+      // §3.4: ready again, the note travels in handoff.returned; the due clock does not restart. The
+      // same attempt continues, so an unsure verdict that escalated it travels in handoff.check with
+      // the lines of the questions that did not pass in handoff.issues (check.md §3), and no longer
+      // shows in run data: nobody waits on it now.
+      const held = r.escalation?.check;
+      const check = held && (step.kind === "agent" || step.kind === "task") ? checkOf(step) : null;
       r.escalation = null;
-      r.handoff = { ...(r.handoff ?? {}), returned: { note: cmd.note as string, by: who.id, at: iso(at) } };
+      clearCheckOverlay(tx, item.stepId);
+      r.handoff = {
+        ...(r.handoff ?? {}),
+        returned: { note: cmd.note as string, by: who.id, at: iso(at) },
+        ...(held && check ? { check: held, issues: checkLines(check, held, NOT_PASSED, limitsOf(tx)) } : {}),
+      };
+      if (step.kind === "task") reopenTask(tx, step.id, at);
+      else r.state = "ready";
       settle(tx, at);
       return done({ kind: "view" });
     }
     case "completed": {
       if (step.kind !== "agent" && step.kind !== "task") throw new Error("completed on a non-work step");
-      const result = completeWork(tx, step, cmd, false, who.id, () => {
-        decideWorkItem(tx, item.id);
-        rt(tx, step.id).escalation = null;
+      const r = rt(tx, step.id);
+      if (item.kind === "agent" || item.escalated) {
+        // A person completing an escalated step is not checked again (check.md §3). Without
+        // `output` they complete it with the held candidate (tools.md workItems[].escalation),
+        // taking whatever else they send instead of the candidate's; its file evidence was verified
+        // when it was submitted.
+        const candidate = r.escalation?.candidate;
+        const held = r.escalation?.check;
+        const useCandidate = candidate !== undefined && cmd.output === undefined;
+        const sub = useCandidate
+          ? {
+              output: candidate.output ?? {},
+              evidence: cmd.evidence ?? candidate.evidence?.map((e) => ({ kind: e.kind, ref: e.ref })),
+              summary: cmd.summary ?? candidate.summary,
+              next: cmd.next ?? candidate.next,
+              reason: cmd.reason ?? candidate.reason,
+            }
+          : cmd;
+        const verified = new Map<string, FileCheck>();
+        if (useCandidate) {
+          for (const e of candidate.evidence ?? []) {
+            if (e.kind === "file" && e.sha256 !== undefined)
+              verified.set(e.ref, { status: "ok", sha256: e.sha256 });
+          }
+        }
+        return completeWork(tx, step, sub, {
+          summaryRequired: false,
+          by: who.id,
+          ...(held ? { carry: held } : {}),
+          verified,
+          beforeComplete: () => {
+            decideWorkItem(tx, item.id);
+            r.escalation = null;
+          },
+        });
+      }
+      // A person completing an ordinary task is checked (check.md §3).
+      return completeWork(tx, step, cmd, {
+        summaryRequired: false,
+        by: who.id,
+        check: {
+          answers: cmd.check,
+          onUnsure: (verdict, candidate) => holdForPerson(tx, step, who.id, verdict, candidate, item),
+        },
+        beforeComplete: () => {
+          decideWorkItem(tx, item.id);
+          r.escalation = null;
+        },
       });
-      return result;
     }
     default: {
       const unreachable: never = cmd.decision;

@@ -1,5 +1,14 @@
 import type { Process } from "@baton/process";
-import type { AssignedTo, Ended, Escalation, Handoff, RunData, RunState, StepState } from "@baton/protocol";
+import type {
+  AssignedTo,
+  CheckVerdict,
+  Ended,
+  Escalation,
+  Handoff,
+  RunData,
+  RunState,
+  StepState,
+} from "@baton/protocol";
 
 /**
  * The persisted state of one run: run data (§3.1) plus the runtime the protocol implies but does not
@@ -68,6 +77,17 @@ export interface StepRuntime {
   escalation: Escalation | null;
   /** When a wait, wait_until or wait_for timeout fires, epoch ms. */
   fireAt: number | null;
+  /**
+   * A parallel step's branch entries that reached `join` in the current fork (parallel.md §3): the
+   * step joins when every entry is here. Absent on other steps and in runs stored before it.
+   */
+  joined?: string[];
+  /**
+   * Set while an unsure verdict waits on a person (check.md §3: "run data shows it as
+   * `steps.<id>.check` even if the step completed before"): the `check` the step's record held
+   * before the verdict was laid over it (`null`: none), restored when the person decides.
+   */
+  checkOverlay?: { previous: CheckVerdict | null } | null;
 }
 
 /** A live claim. The token carries `runId` + `id` under an HMAC (ARCHITECTURE "Claim tokens"). */
@@ -84,6 +104,12 @@ export interface WorkItemState {
   kind: "agent" | "task" | "approve";
   assignedTo: AssignedTo;
   createdAt: number;
+  /**
+   * An escalation of a task step (check.md §3: a check unsure about a person's task submission
+   * escalates the step "exactly as escalate does"): decided like an escalated agent step, with
+   * `returned`, `completed` or `failed`. An escalated agent step is recognised by its kind.
+   */
+  escalated?: boolean;
 }
 
 /** An event held for a later `wait_for` (§3.6). */
@@ -113,4 +139,18 @@ export interface EngineConfig {
   runDataBytes: number;
   /** The group id escalated agent steps are assigned to: the operator queue (§3.3). */
   operatorGroup: string;
+  /** The check profile's server defaults (check.md §5); {@link DEFAULT_CHECK_LIMITS} when absent. */
+  check?: CheckLimits;
+}
+
+/** check.md §5 `describe.limits`: the thresholds a question leaves out, and the run data shown. */
+export interface CheckLimits {
+  /** `checkPass`: a yes/no answer at or above it passes. */
+  pass: number;
+  /** `checkFail`: a yes/no answer below it fails (between it and `pass`: unsure); null = none. */
+  fail: number | null;
+  /** `checkConfidence`: a choice or rubric answer below it is unsure. */
+  confidence: number;
+  /** `checkStateBytes`: the most run data the evaluator is shown, bytes of canonical JSON. */
+  stateBytes: number;
 }

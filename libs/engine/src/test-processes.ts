@@ -237,3 +237,156 @@ export const DRAFTING = published("drafting", [
   "  - id: done",
   "    finish: published",
 ]);
+
+/**
+ * parallel.md §1–§3 with agents: three branches from the first step — an agent with `due`, an agent
+ * whose work an approval inside the branch can send back, and a `wait_for` that joins on its event or
+ * its time-out — then an agent step and an approval that rejects `to` the parallel step (or a step
+ * before it).
+ */
+export function parallelAgents(onReject: "split" | "brief" = "split") {
+  return published(`parallel-agents-${onReject}`, [
+    "steps:",
+    "  - id: brief",
+    "    agent: Write the brief.",
+    "    output: { brief: string }",
+    "  - id: split",
+    "    parallel: [research, draft, legal]",
+    "    next: merge",
+    "  - id: research",
+    "    agent: Research the topic.",
+    "    output: { findings: string }",
+    "    due: 2h",
+    "    next: join",
+    "  - id: draft",
+    "    agent: Draft the text.",
+    "    output: { text: string }",
+    "    due: 4h",
+    "    next: draft_review",
+    "  - id: draft_review",
+    "    person: editor",
+    "    approve: Approve the draft.",
+    "    on_reject: draft",
+    "    next: join",
+    "  - id: legal",
+    "    wait_for: legal_cleared",
+    "    timeout: 1d",
+    "    on_timeout: join",
+    "    next: join",
+    "  - id: merge",
+    "    agent: Merge the results.",
+    "  - id: final",
+    "    person: editor",
+    "    approve: Approve the merged result.",
+    `    on_reject: ${onReject}`,
+    "  - id: done",
+    "    finish: published",
+  ]);
+}
+
+/** Checklist R3-1c variant: `major-incident` with `communications` as an agent step. */
+export const INCIDENT_AGENT_COMMS = published("major-incident-agent-comms", [
+  "inputs:",
+  "  incidentId: string",
+  "  commander: person",
+  "steps:",
+  "  - id: activate",
+  "    agent: Open the incident bridge and page the three leads. Record the bridge reference.",
+  "    output: { bridge: string }",
+  "  - id: respond",
+  "    parallel: [operations, security, communications]",
+  "    next: close_review",
+  "  - id: operations",
+  "    person: operations-lead",
+  "    task: Restore service. Attach the recovery evidence.",
+  "    output: { recoverySummary: string }",
+  "    evidence: [link]",
+  "    due: 1h",
+  "    next: join",
+  "  - id: security",
+  "    person: security-lead",
+  "    task: Contain the security impact and record remaining exposure.",
+  "    output: { containmentSummary: string }",
+  "    evidence: [link]",
+  "    due: 1h",
+  "    next: join",
+  "  - id: communications",
+  "    agent: Publish the customer notice and keep it updated.",
+  "    output: { communicationsSummary: string }",
+  "    evidence: [link]",
+  "    due: 1h",
+  "    next: join",
+  "  - id: close_review",
+  "    person: inputs.commander",
+  "    approve: Confirm all three leads finished with evidence.",
+  "    on_reject: respond",
+  "  - id: done",
+  "    finish: stabilized",
+]);
+
+/** parallel.md §3: branches that join the moment they are forked (a `wait_until` already past). */
+export const INSTANT_BRANCHES = published("instant-branches", [
+  "inputs:",
+  "  past: datetime",
+  "steps:",
+  "  - id: fork",
+  "    parallel: [first, second]",
+  "    next: after",
+  "  - id: first",
+  "    wait_until: inputs.past",
+  "    next: join",
+  "  - id: second",
+  "    wait_until: inputs.past",
+  "    next: join",
+  "  - id: after",
+  "    agent: Carry on.",
+  "  - id: done",
+  "    finish: done",
+]);
+
+/**
+ * check.md §2–§3 on a person's task and on an agent step: a short-form check (one yes/no question,
+ * the server's default thresholds), optionally advisory, and a task whose check a person's `completed`
+ * runs. `due` shows that an escalation and a `returned` keep the attempt's clock.
+ */
+export function checkedWork(advisory = false) {
+  return published(`checked-work${advisory ? "-advisory" : ""}`, [
+    "steps:",
+    "  - id: summarize",
+    "    agent: Summarize the incident.",
+    "    output: { summary: string }",
+    "    check: The summary names the root cause.",
+    ...(advisory ? ["    advisory: true"] : []),
+    "  - id: review",
+    "    person: reviewer",
+    "    task: Review the summary and record the action items.",
+    "    output: { actions: { type: list, items: string } }",
+    "    due: 1d",
+    "    check:",
+    "      - ask: Every action item has an owner.",
+    "        pass: 0.8",
+    "        fail: 0.4",
+    ...(advisory ? ["    advisory: true"] : []),
+    "  - id: done",
+    "    finish: reviewed",
+  ]);
+}
+
+/** parallel.md §3 with check.md §3: a checked agent step in one branch, a plain agent step in the other. */
+export const PARALLEL_CHECKED = published("parallel-checked", [
+  "steps:",
+  "  - id: fork",
+  "    parallel: [screen, notes]",
+  "    next: done",
+  "  - id: screen",
+  "    agent: Screen the vendor.",
+  "    output: { cleared: boolean }",
+  "    check: The screening is sound.",
+  "    next: join",
+  "  - id: notes",
+  "    agent: Take notes.",
+  "    output: { notes: string }",
+  "    next: join",
+  "  - id: done",
+  "    finish: done",
+]);

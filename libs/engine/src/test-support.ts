@@ -4,8 +4,16 @@
  * injected clock exactly as the engine shell does (apply → keep the new run when it changed).
  */
 
+import { readFileSync } from "node:fs";
 import { parseProcess } from "@baton/process";
-import type { Identity, ProtocolError, RunView } from "@baton/protocol";
+import type {
+  CheckAnswer,
+  CheckAnswers,
+  CheckRequest,
+  Identity,
+  ProtocolError,
+  RunView,
+} from "@baton/protocol";
 import type { Actor, Command, CommandValue, DomainEvent, FileCheck, Outcome } from "./commands.ts";
 import { apply, startRun } from "./machine.ts";
 import type { EngineConfig, PublishedProcess, Run, WorkItemState } from "./run.ts";
@@ -45,6 +53,41 @@ export function published(
     bindings: roleBindings,
   };
 }
+
+/**
+ * A conformance fixture (`conformance/fixtures/<name>/PROCESS.md`) published with each role bound to
+ * a group of the same name.
+ */
+export function fixture(name: string): PublishedProcess {
+  const source = readFileSync(
+    new URL(`../../../conformance/fixtures/${name}/PROCESS.md`, import.meta.url),
+    "utf8",
+  );
+  const result = parseProcess(source, { folderName: name });
+  if (!result.ok) throw new Error(`fixture ${name} does not parse: ${JSON.stringify(result.issues)}`);
+  return {
+    org: "acme",
+    name,
+    version: 1,
+    contentHash: result.process.contentHash,
+    process: result.process,
+    bindings: Object.fromEntries(result.process.roles.map((r) => [r, r])),
+  };
+}
+
+/** A scripted evaluator: the answers it gives to a request (check.md §3). */
+export type Script = (request: CheckRequest) => CheckAnswers;
+
+/** The model name scripted evaluators answer as. */
+export const MODEL = "scripted-evaluator-1";
+
+/** A script answering every request with these answers, in question order. */
+export function answering(...answers: CheckAnswer[]): Script {
+  return (request) => ({ key: request.key, model: MODEL, answers });
+}
+
+/** A script whose evaluator never answers (check.md §3 `error`). */
+export const silent: Script = (request) => ({ key: request.key, model: MODEL, error: "no answer" });
 
 /** An agent identity in org `acme`. */
 export function agent(id: string): Identity {
@@ -137,10 +180,29 @@ export class Sim {
     return outcome;
   }
 
+  /**
+   * Applies a command as the shell drives a check (check.md §3): when the core asks for the
+   * evaluator's answers (`needsCheck`), `script` answers the request and the same command is applied
+   * again carrying them. Returns the final outcome and the request, if one was made.
+   */
+  checked(
+    actor: Actor,
+    command: Extract<Command, { type: "submit" | "decide" }>,
+    script: Script,
+  ): { outcome: Outcome; request: CheckRequest | null } {
+    const first = this.apply(actor, command);
+    if (!first.needsCheck) return { outcome: first, request: null };
+    const request = first.needsCheck;
+    const outcome = this.apply(actor, { ...command, check: script(request) });
+    if (outcome.needsCheck) throw new Error("the core asked again for answers to the same material");
+    return { outcome, request };
+  }
+
   /** Applies a command that must succeed; returns its value. */
   ok(actor: Actor, command: Command): CommandValue {
     const outcome = this.apply(actor, command);
     if (outcome.error) throw new Error(`${command.type} refused: ${JSON.stringify(outcome.error)}`);
+    if (outcome.needsCheck) throw new Error(`${command.type} waits for a check; use checked()`);
     return outcome.value as CommandValue;
   }
 

@@ -1,5 +1,6 @@
 import {
   type ApproveStep,
+  branchMembership,
   isPersonValue,
   parseDateTime,
   parseDuration,
@@ -8,7 +9,7 @@ import {
   stepNext,
   type TaskStep,
 } from "@baton/process";
-import type { AssignedTo, Completion, Ended, StepData } from "@baton/protocol";
+import type { AssignedTo, CheckVerdict, Completion, Ended, StepData } from "@baton/protocol";
 import type { CommandContext, DomainEvent } from "./commands.ts";
 import type { Run, StepRuntime, WorkItemState } from "./run.ts";
 import { jsonBytes, snapshotOf } from "./snapshot.ts";
@@ -116,6 +117,7 @@ export function record(tx: Tx, stepId: string, completion: Completion): void {
 
 /** Moves a step's current fields to `history`, leaving no current value (§3.1 rework). */
 function rewindData(tx: Tx, stepId: string): void {
+  clearCheckOverlay(tx, stepId);
   const d = tx.run.data.steps[stepId];
   if (!d) return;
   const previous = currentOf(d);
@@ -167,9 +169,64 @@ function openWorkItem(
   return item;
 }
 
-/** Opens the escalation work item of an agent step in the operator queue (§3.3, tools.md escalate). */
+/**
+ * Opens the escalation work item of a step in the operator queue (§3.3, tools.md escalate): an agent
+ * step's, or a task's that a check was unsure about (check.md §3, marked `escalated`).
+ */
 export function openEscalation(tx: Tx, stepId: string, at: number): void {
-  openWorkItem(tx, stepId, "agent", { group: tx.ctx.config.operatorGroup }, at);
+  const to = { group: tx.ctx.config.operatorGroup };
+  const item = openWorkItem(tx, stepId, stepOf(tx, stepId).kind === "task" ? "task" : "agent", to, at);
+  if (item.kind === "task") item.escalated = true;
+}
+
+/**
+ * Opens a task's work item for its assignee again (§3.4 `returned`: "for a task, to the assignee's
+ * work item") in the same attempt: `due` does not restart. A `person` path that no longer resolves
+ * fails the step, as on entry.
+ */
+export function reopenTask(tx: Tx, stepId: string, at: number): void {
+  const step = stepOf(tx, stepId);
+  if (step.kind !== "task") throw new Error(`step ${stepId} is not a task`);
+  const to = assigneeOrFail(tx, step, at);
+  if (to) openWorkItem(tx, stepId, "task", to, at);
+}
+
+/** The step's assignee, or `null` after failing the step because its `person` path resolves to nothing (§3.5). */
+function assigneeOrFail(tx: Tx, step: TaskStep | ApproveStep, at: number): AssignedTo | null {
+  const to = assignee(tx, step);
+  if (!to) {
+    const note = `${step.person} resolves to no person in run data, so step ${step.id} cannot be assigned`;
+    failStep(tx, step.id, note, "server", at);
+  }
+  return to;
+}
+
+/**
+ * Shows an unsure verdict as `steps.<id>.check` while it waits on a person (check.md §3: "even if
+ * the step completed before"), remembering the `check` the record held so it can be restored.
+ */
+export function setCheckOverlay(tx: Tx, stepId: string, verdict: CheckVerdict): void {
+  const r = rt(tx, stepId);
+  const d = stepData(tx, stepId);
+  if (!r.checkOverlay) r.checkOverlay = { previous: d.check ?? null };
+  d.check = verdict;
+  tx.dataChanged = true;
+}
+
+/** Takes an unsure verdict's overlay off the step's record again (the person decided). */
+export function clearCheckOverlay(tx: Tx, stepId: string): void {
+  const r = tx.run.steps[stepId];
+  const d = tx.run.data.steps[stepId];
+  if (!r?.checkOverlay || !d) return;
+  const previous = r.checkOverlay.previous;
+  if (previous !== null) d.check = previous;
+  else {
+    delete d.check;
+    // A record the overlay created (the step never completed) goes again, as if never shown.
+    if (Object.keys(d).length === 1 && d.history.length === 0) delete tx.run.data.steps[stepId];
+  }
+  r.checkOverlay = null;
+  tx.dataChanged = true;
 }
 
 /** A value at a run-data path `inputs.<f>` or `steps.<id>.output.<f>` (§2.2 `person`, `wait_until`). */
@@ -231,17 +288,8 @@ export function enter(tx: Tx, stepId: string, at: number): void {
     case "task":
     case "approve": {
       const r = startAttempt(tx, stepId, at, step.due);
-      const to = assignee(tx, step);
-      if (!to) {
-        failStep(
-          tx,
-          stepId,
-          `${step.person} resolves to no person in run data, so step ${stepId} cannot be assigned`,
-          "server",
-          at,
-        );
-        return;
-      }
+      const to = assigneeOrFail(tx, step, at);
+      if (!to) return;
       r.state = "waiting";
       openWorkItem(tx, stepId, step.kind, to, at);
       return;
@@ -297,10 +345,16 @@ export function enter(tx: Tx, stepId: string, at: number): void {
       endRun(tx, "ended", step.outcome, { by: "server", at: iso(at), note: null }, at);
       return;
     }
-    case "parallel":
-      // Publication refuses processes that need a profile Baton does not offer (§8); the registry
-      // never publishes one, so a run cannot reach this.
-      throw new Error(`step ${stepId} needs the parallel-1 profile, which this server does not offer`);
+    case "parallel": {
+      // parallel.md §3 Fork: the step waits and every branch entry is reached in this same write,
+      // each as any step is (its own claim or work item, `due` from now, waits, events). The step
+      // is `waiting` before the entries are reached, so a branch that joins at once finds it so.
+      const r = startAttempt(tx, stepId, at, null);
+      r.state = "waiting";
+      r.joined = [];
+      for (const entry of step.branches) enter(tx, entry, at);
+      return;
+    }
     default: {
       const unreachable: never = step;
       throw new Error(`unknown step kind ${JSON.stringify(unreachable)}`);
@@ -319,11 +373,38 @@ export function complete(tx: Tx, stepId: string, completion: Completion, at: num
   r.progress = null;
   r.fireAt = null;
   r.escalation = null;
+  // An unsure verdict laid over the record while a person decided comes off before the completion
+  // is recorded, so `history` receives only completions.
+  clearCheckOverlay(tx, stepId);
   record(tx, stepId, completion);
   emit(tx, "step.completed", at, stepId, completion.by ? { by: completion.by } : undefined);
   const target = chosen ?? defaultTarget(tx, stepId);
-  if (target) enter(tx, target, at);
+  if (target === "join" && branchMembership(tx.ctx.def.process).has(stepId)) join(tx, stepId, at);
+  else if (target) enter(tx, target, at);
   settle(tx, at);
+}
+
+/**
+ * A branch reached `join` (parallel.md §3 Join). When it is the last branch of the fork, the
+ * parallel step becomes `done` in the same write (recording nothing in run data) and its `next` is
+ * reached; until then the branch waits, its outputs already in run data.
+ */
+function join(tx: Tx, stepId: string, at: number): void {
+  const membership = branchMembership(tx.ctx.def.process).get(stepId);
+  if (!membership) throw new Error(`step ${stepId} joins but is in no branch`);
+  const parallel = stepOf(tx, membership.parallel);
+  if (parallel.kind !== "parallel") throw new Error(`${membership.parallel} is not a parallel step`);
+  const p = rt(tx, parallel.id);
+  if (p.state !== "waiting")
+    throw new Error(`branch ${membership.entry} joined ${parallel.id}, which is not waiting`);
+  const joined = p.joined ?? [];
+  if (!joined.includes(membership.entry)) joined.push(membership.entry);
+  p.joined = joined;
+  if (!parallel.branches.every((b) => joined.includes(b))) return;
+  p.state = "done";
+  emit(tx, "step.completed", at, parallel.id);
+  const next = defaultTarget(tx, parallel.id);
+  if (next) enter(tx, next, at);
 }
 
 function defaultTarget(tx: Tx, stepId: string): string | null {
@@ -407,6 +488,7 @@ function forwardReachable(tx: Tx, from: string): Set<string> {
  */
 export function failStep(tx: Tx, stepId: string, note: string, by: string, at: number): void {
   const r = rt(tx, stepId);
+  clearCheckOverlay(tx, stepId);
   closeWorkItem(tx, stepId);
   r.claim = null;
   r.fireAt = null;

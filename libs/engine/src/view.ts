@@ -76,7 +76,7 @@ export function workItemView(
     assignedTo: item.assignedTo,
     snapshot,
     due: r?.dueAt != null ? iso(r.dueAt) : null,
-    escalation: item.kind === "agent" ? (r?.escalation ?? null) : null,
+    escalation: item.kind === "agent" || item.escalated ? (r?.escalation ?? null) : null,
     decide: {
       tool: "decide",
       arguments: { runId: run.id, workItemId: item.id, snapshot, requestId: NEW_REQUEST_ID },

@@ -3,6 +3,14 @@
  * checking and durations (specification §2, §6 rule 5; profiles parallel-1 and check-1).
  */
 
+export {
+  type CheckDef,
+  type CheckQuestionDef,
+  type ChoiceCheck,
+  checkOf,
+  type RubricCheck,
+  type YesNoCheck,
+} from "./check.ts";
 export { type Decoded, decodeProcessFile } from "./decode.ts";
 export { durationProblem, MAX_DURATION_MS, parseDuration } from "./duration.ts";
 export { formatIssue } from "./format.ts";

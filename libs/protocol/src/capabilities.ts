@@ -8,7 +8,10 @@ import { TOOL_NAMES, type ToolName } from "./tools.ts";
  */
 export const OFFERED_TOOLS: readonly ToolName[] = TOOL_NAMES;
 
-/** Profiles implemented: none yet (`parallel-1` and `check-1` come with their own issues). */
+/**
+ * Profiles offered in `describe.profiles` and at publication: none yet. The engine's core runs
+ * `parallel-1` and `check-1` (issue #14); they are offered once the services run them too.
+ */
 export const OFFERED_PROFILES: readonly string[] = [];
 
 /** Server defaults, published in `describe` (`leaseSeconds`, `maxUploadBytes`, `limits.runDataBytes`). */
@@ -22,4 +25,12 @@ export const DEFAULTS = {
   operatorGroup: "operators",
   /** How long a file `url` stays valid, ms. */
   fileUrlTtlMs: 15 * 60_000,
+  /** check.md §5 `limits.checkPass`: the yes-probability at or above which a yes/no answer passes. */
+  checkPass: 0.9,
+  /** check.md §5 `limits.checkFail`: below it a yes/no answer fails; none by default (below `pass` fails). */
+  checkFail: null,
+  /** check.md §5 `limits.checkConfidence`: below it a choice or rubric answer is unsure. */
+  checkConfidence: 0.8,
+  /** check.md §5 `limits.checkStateBytes`: how much run data the evaluator is shown, 64 KiB. */
+  checkStateBytes: 65_536,
 } as const;

@@ -1,6 +1,17 @@
 export { canonicalJson, requestFingerprint } from "./canonical.ts";
 export { DEFAULTS, OFFERED_PROFILES, OFFERED_TOOLS } from "./capabilities.ts";
 export {
+  answerSchema,
+  CheckAnswer,
+  CheckAnswers,
+  CheckMaterial,
+  CheckQuestion,
+  CheckRequest,
+  type CheckVerdict,
+  type QuestionResult,
+  type QuestionVerdict,
+} from "./check.ts";
+export {
   CONFLICT,
   capIssues,
   ERROR_CODES,

@@ -1,4 +1,5 @@
 import type { EvidenceKind, Fields, Route } from "@baton/process";
+import type { CheckVerdict } from "./check.ts";
 import type { Decision, RunState } from "./tools.ts";
 
 /**
@@ -23,7 +24,8 @@ export interface Completion {
   reason?: string;
   decision?: "approved" | "rejected" | "failed";
   note?: string;
-  check?: Record<string, unknown>;
+  /** The check profile's verdict on this completion (check.md §3). */
+  check?: CheckVerdict;
   by?: string;
   at?: string;
 }
@@ -54,7 +56,8 @@ export interface Handoff {
   progress?: string;
   returned?: { note: string; by: string; at: string };
   issues?: string[];
-  check?: Record<string, unknown>;
+  /** The verdict of a check that sent the submission back (check.md §3). */
+  check?: CheckVerdict;
 }
 
 /** `workItems[].assignedTo` (tools.md). */
@@ -65,7 +68,9 @@ export interface Escalation {
   note: string;
   by: string;
   at: string;
-  check?: Record<string, unknown>;
+  /** The unsure verdict that escalated the step (check.md §3). */
+  check?: CheckVerdict;
+  /** The submission held while a person decides; `completed` without `output` uses it (tools.md). */
   candidate?: Completion;
 }
 

@@ -47,8 +47,12 @@ interface AuthExtra {
  * The MCP server, built once at start (ARCHITECTURE rule 8): one SDK `Server` with its handlers and
  * tool list, connected to one {@link SharedTransport}. Each HTTP request gets the SDK's stateless
  * Streamable HTTP transport (which handles the wire: headers, JSON responses, protocol version), and
- * its JSON-RPC requests are fed to the shared server under a unique id, so concurrent clients never
- * collide while the server itself is not rebuilt per request.
+ * its JSON-RPC request is fed to the shared server under a unique id, so concurrent clients never
+ * collide while the server itself is not rebuilt per request. Only requests pass: no notification
+ * (a cancellation, a progress report) nor any other reference a client sends reaches the server that
+ * all callers share, so no caller can touch another's call; a cancellation is accepted and changes
+ * nothing, and every call routed is answered (issue 8; what a cancellation means here is on
+ * {@link SharedTransport} and in docs/decisions.md).
  */
 export class McpEndpoint {
   private readonly server: Server;
@@ -120,8 +124,39 @@ export class McpEndpoint {
 }
 
 /**
- * The one transport the shared server is connected to. It renames each incoming request id to a
- * unique one and routes the response back to the HTTP request it came from, with its own id.
+ * The requests the shared server answers: those it has handlers for (the SDK's `initialize` and `ping`,
+ * our `tools/list` and `tools/call`). Any other method is answered `-32601` at the edge, as the SDK
+ * would, so a request the SDK may learn to act on later (`tasks/cancel`, say) never reaches state that
+ * other callers share.
+ */
+const SERVED_METHODS: ReadonlySet<string> = new Set(["initialize", "ping", "tools/list", "tools/call"]);
+
+/**
+ * The one transport the shared server is connected to, and the gate between it and the callers (issue
+ * 8: anything a client sends that refers to a request is resolved within that client's own HTTP
+ * request, never in a space shared with other callers).
+ *
+ * What passes, client → shared server: only a request of {@link SERVED_METHODS}, under a fresh
+ * gateway-wide id (`m1`, `m2`, …) that the caller never sees, without its `params._meta` (where MCP
+ * carries a progress token or a related task: references the shared server would resolve in its own
+ * maps). Nothing else passes: every notification (`notifications/cancelled`, `notifications/progress`,
+ * `notifications/initialized` and whatever MCP adds), and every response (the server sends no
+ * requests), stops here. The SDK keys cancellation (`Protocol._oncancel`: the abort controller of
+ * `params.requestId`) and progress (`Protocol._onprogress`: the handler of `Number(progressToken)`) by
+ * ids in one map per `Server`, so a reference that reached the shared server would be resolved among
+ * every caller's calls.
+ *
+ * What a cancellation means on this stateless gateway: nothing; it is accepted (HTTP 202) and dropped.
+ * Resolved in the caller's own HTTP request it could never name a call anyway, since a POST carries
+ * one message (batches are refused, `body.ts`), so a notification's request holds no call. A call is
+ * never stopped half-way: once it is routed its write may be applied whatever the caller does, and
+ * an answer is what tells the caller the outcome, so every call routed here is answered. MCP lets a
+ * receiver ignore a cancellation it cannot act on. A caller that stops waiting closes its HTTP
+ * request (a clean close on its side); the call still finishes and its write, if any, stands; the
+ * same call resent with the same `requestId` answers that outcome (§4.3).
+ *
+ * Server → client: a response goes back to the HTTP request its id was issued for, with the caller's
+ * own id; any other message only on the stream of the request it relates to; nothing else anywhere.
  */
 class SharedTransport implements Transport {
   onclose?: () => void;
@@ -157,36 +192,39 @@ class SharedTransport implements Transport {
 
   attach(transport: StreamableHTTPServerTransport, context: CallContext): void {
     transport.onmessage = (message, extra) => {
-      if (isJSONRPCRequest(message)) {
-        const id = `m${++this.seq}`;
-        let request: JSONRPCMessage = { ...message, id };
-        if (message.method === "tools/call") {
-          const params = (message.params ?? {}) as Record<string, unknown>;
-          if (typeof params.name !== "string") {
-            void transport.send({
-              jsonrpc: "2.0",
-              id: message.id,
-              error: {
-                code: ErrorCode.InvalidParams,
-                message: "tools/call needs params.name, the tool to call",
-              },
-            });
-            return;
-          }
-          const args = params.arguments;
-          if (args !== undefined && (args === null || typeof args !== "object" || Array.isArray(args))) {
-            context.badArguments.set(
-              id,
-              args === null ? "null" : Array.isArray(args) ? "array" : typeof args,
-            );
-            request = { ...message, id, params: { ...params, arguments: {} } };
-          }
-        }
-        this.pending.set(id, { transport, original: message.id });
-        this.onmessage?.(request, extra);
+      // Notifications and responses stop here (see the class comment).
+      if (!isJSONRPCRequest(message)) return;
+      if (!SERVED_METHODS.has(message.method)) {
+        void transport.send({
+          jsonrpc: "2.0",
+          id: message.id,
+          error: { code: ErrorCode.MethodNotFound, message: "Method not found" },
+        });
         return;
       }
-      this.onmessage?.(message, extra);
+      const id = `m${++this.seq}`;
+      const { _meta: _references, ...params } = (message.params ?? {}) as Record<string, unknown>;
+      let request: JSONRPCMessage = { jsonrpc: "2.0", id, method: message.method, params };
+      if (message.method === "tools/call") {
+        if (typeof params.name !== "string") {
+          void transport.send({
+            jsonrpc: "2.0",
+            id: message.id,
+            error: {
+              code: ErrorCode.InvalidParams,
+              message: "tools/call needs params.name, the tool to call",
+            },
+          });
+          return;
+        }
+        const args = params.arguments;
+        if (args !== undefined && (args === null || typeof args !== "object" || Array.isArray(args))) {
+          context.badArguments.set(id, args === null ? "null" : Array.isArray(args) ? "array" : typeof args);
+          request = { jsonrpc: "2.0", id, method: message.method, params: { ...params, arguments: {} } };
+        }
+      }
+      this.pending.set(id, { transport, original: message.id });
+      this.onmessage?.(request, extra);
     };
   }
 

@@ -269,6 +269,10 @@ export function createEngine(deps: EngineDeps): EngineService {
         cache.delete(after.id);
         return "fence";
       }
+      // The database failed (a dropped connection, a fail-over): the commit may or may not have
+      // been applied, so the cached run is not to be trusted. The next write reloads it; a retry of
+      // this one is then replayed from its idempotency record or fenced by the run's rev.
+      cache.delete(after.id);
       throw error;
     }
     remember(after);
@@ -402,10 +406,8 @@ export function createEngine(deps: EngineDeps): EngineService {
           partitions: settings.partitions,
         });
       } catch (error) {
-        if (error instanceof FenceLost) {
-          cache.delete(runId);
-          continue;
-        }
+        cache.delete(runId); // lost fence, or a database failure with the commit's outcome unknown
+        if (error instanceof FenceLost) continue;
         throw error;
       }
       remember(after);

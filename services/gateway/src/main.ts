@@ -29,7 +29,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
       keys: { jwksUrl: config.BATON_AUTH_JWKS_URL as string },
     });
   }
-  const bus = await NatsBus.connect(config.NATS_URL, "baton-gateway", config.BATON_NAMESPACE);
+  const bus = await NatsBus.connect(config.NATS_URL, "baton-gateway", config.BATON_NAMESPACE, log);
   const { clock } = await clockFor(config.BATON_CLOCK, bus);
   const app = await createGateway({
     bus,

@@ -11,7 +11,12 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const log = pino({ name: "scheduler", level: config.BATON_LOG_LEVEL });
   const replicaId = config.BATON_REPLICA_ID ?? `${hostname()}-${process.pid}`;
   const database = await connectPostgres(config.DATABASE_URL, { max: config.BATON_DB_POOL, log });
-  const bus = await NatsBus.connect(config.NATS_URL, `baton-scheduler-${replicaId}`, config.BATON_NAMESPACE);
+  const bus = await NatsBus.connect(
+    config.NATS_URL,
+    `baton-scheduler-${replicaId}`,
+    config.BATON_NAMESPACE,
+    log,
+  );
   const { clock, mover } = await clockFor(config.BATON_CLOCK, bus);
   // Test hook (BATON_SCHEDULER_FAULT): die the hard way, exactly where the exactly-once tests need it.
   const die = async () => {

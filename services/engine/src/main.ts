@@ -38,6 +38,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
       operatorGroup: config.BATON_OPERATOR_GROUP,
       secret: config.BATON_SECRET,
       callTimeoutMs: 10_000,
+      attemptMs: config.BATON_ATTEMPT_TIMEOUT_MS,
     },
   });
   await engine.start();

@@ -46,6 +46,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
       batch: config.BATON_SCHEDULER_BATCH,
       concurrency: config.BATON_SCHEDULER_CONCURRENCY,
       tickTimeoutMs: config.BATON_CALL_TIMEOUT_MS,
+      attemptMs: config.BATON_ATTEMPT_TIMEOUT_MS,
       clockOrg: config.BATON_CLOCK_ORG,
     },
   });

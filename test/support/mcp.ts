@@ -47,7 +47,11 @@ export class McpSession {
     }
   }
 
-  private async callOnce(tool: ToolName, args: Record<string, unknown>): Promise<Result> {
+  /**
+   * One call, without resending `retry`: what an agent sees from one attempt (issue #8 checks that a
+   * blip answers `retry` within the call deadline).
+   */
+  async callOnce(tool: ToolName, args: Record<string, unknown>): Promise<Result> {
     const response = await this.client.callTool({ name: tool, arguments: args });
     const structured = response.structuredContent as Result | undefined;
     if (!structured) throw new Error(`${tool}: no structuredContent`);

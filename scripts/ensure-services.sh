@@ -43,6 +43,9 @@ if ! up 4222; then
   wait_up 4222 NATS
 fi
 
+# The nats-server binary itself: the dependency-failure tests run private servers they restart.
+command -v nats-server >/dev/null || [ -x /usr/sbin/nats-server ] || install nats-server
+
 # Redis
 if ! up 6379; then
   command -v redis-server >/dev/null || install redis-server

@@ -51,7 +51,8 @@ export interface Deployment {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port free on 127.0.0.1 now. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.once("error", reject);
@@ -180,9 +181,9 @@ export async function startEmbedded(
  * Deletes what a test deployment left in JetStream: its events stream and its partition and clock KV
  * buckets (each a stream), so test runs do not pile up on this machine's NATS. Best effort.
  */
-async function dropNamespace(namespace: string): Promise<void> {
+async function dropNamespace(namespace: string, natsUrl: string): Promise<void> {
   try {
-    const bus = await NatsBus.connect(NATS_URL, "baton-test-cleanup", namespace);
+    const bus = await NatsBus.connect(natsUrl, "baton-test-cleanup", namespace);
     try {
       const jsm = await bus.connection.jetstreamManager();
       const streams = [
@@ -209,6 +210,15 @@ export interface DistributedOptions {
   clock?: "manual" | "real";
   /** Extra environment for every service, e.g. `BATON_LEASE_SECONDS`. */
   env?: Record<string, string>;
+  /** The NATS the services use (default {@link NATS_URL}), e.g. a private server or a proxy to one. */
+  natsUrl?: string;
+  /**
+   * Where the services reach PostgreSQL (e.g. a test's TCP proxy), when not where the test does:
+   * the deployment's database is still created and inspected through {@link POSTGRES_URL}.
+   */
+  postgresVia?: { host: string; port: number };
+  /** Extra environment for one service's processes, e.g. `{ gateway: { NATS_URL: … } }`. */
+  serviceEnv?: Partial<Record<string, Record<string, string>>>;
 }
 
 /** A distributed deployment, with what tests of the services themselves need. */
@@ -242,10 +252,19 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
   await admin.end();
   const port = await freePort();
   const publicUrl = `http://127.0.0.1:${port}`;
+  const databaseUrl = POSTGRES_URL.replace(/\/[^/]*$/, `/${database}`);
+  const natsUrl = options.natsUrl ?? NATS_URL;
+  let serviceDatabaseUrl = databaseUrl;
+  if (options.postgresVia) {
+    const u = new URL(databaseUrl);
+    u.hostname = options.postgresVia.host;
+    u.port = String(options.postgresVia.port);
+    serviceDatabaseUrl = u.toString();
+  }
   const env = {
     ...process.env,
-    DATABASE_URL: POSTGRES_URL.replace(/\/[^/]*$/, `/${database}`),
-    NATS_URL,
+    DATABASE_URL: serviceDatabaseUrl,
+    NATS_URL: natsUrl,
     BATON_NAMESPACE: `t${suffix}`,
     BATON_SECRET: randomBytes(32).toString("hex"),
     BATON_BLOB_DIR: join(dataDir, "files"),
@@ -268,7 +287,7 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
     const child = spawn(NODE, [...profile, ...TSX_IMPORT, CLI, "serve", service], {
       cwd: REPO,
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...env, ...extra },
+      env: { ...env, ...options.serviceEnv?.[service], ...extra },
     });
     child.stdout?.pipe(log, { end: false });
     child.stderr?.pipe(log, { end: false });
@@ -291,13 +310,13 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
     await a.connect();
     await a.query(`drop database if exists ${database} with (force)`);
     await a.end();
-    await dropNamespace(env.BATON_NAMESPACE);
+    await dropNamespace(env.BATON_NAMESPACE, natsUrl);
     rmSync(dataDir, { recursive: true, force: true });
   });
   const deployment: DistributedDeployment = {
     ...base,
     kind: "distributed",
-    databaseUrl: env.DATABASE_URL,
+    databaseUrl,
     namespace: env.BATON_NAMESPACE,
     serve,
     running: (service) =>

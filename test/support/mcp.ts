@@ -49,7 +49,8 @@ export class McpSession {
 
   /**
    * Calls a tool once and returns its first answer, `retry` included: for tests of what a call
-   * answers, where resending a `retry` would hide the answer under test (§4.3).
+   * answers, where resending a `retry` would hide the answer under test (§4.3), such as a blip
+   * answering `retry` within the call deadline (issue #8).
    */
   async callOnce(tool: ToolName, args: Record<string, unknown>): Promise<Result> {
     const response = await this.client.callTool({ name: tool, arguments: args });

@@ -1,5 +1,5 @@
 import type { KV, KvEntry, Subscription as NatsSubscription, QueuedIterator } from "nats";
-import type { NatsBus } from "./nats.ts";
+import { isMissingStream, type NatsBus } from "./nats.ts";
 
 /**
  * Time is injected (ARCHITECTURE rule 7): every service reads time through one {@link Clock}, so a
@@ -181,6 +181,9 @@ function decodeState(bytes: Uint8Array | undefined): ManualClockState | null {
 
 const encodeState = (state: ManualClockState) => encoder.encode(JSON.stringify(state));
 
+/** The clock bucket's settings: one value, no history. */
+const BUCKET_OPTIONS = { history: 1 } as const;
+
 /** How often a {@link NatsClock} re-reads the shared time even when nothing announced a move, ms. */
 export const NATS_CLOCK_RESYNC_MS = 2_000;
 
@@ -205,6 +208,9 @@ const SYNC_ATTEMPTS = 3;
  *   off is delivered when it is back), restarted if it ends, plus a re-read every
  *   {@link NATS_CLOCK_RESYNC_MS}. And {@link sync} reads the key afresh on demand: the engine does
  *   before every `tick`, so a tick never applies timers at a time older than the scheduler's.
+ * - The bucket may be lost (deleted, or gone with the JetStream store; issue #8): whichever
+ *   instance finds it missing first makes it again with the latest state it knew, so the time
+ *   never goes backwards and the remembered advances survive when this instance knew them.
  */
 export class NatsClock implements Clock, ClockMover {
   private current: number;
@@ -213,6 +219,9 @@ export class NatsClock implements Clock, ClockMover {
   private closed = false;
   private watcher: QueuedIterator<KvEntry> | null = null;
   private resync: ReturnType<typeof setInterval> | null = null;
+  /** The latest stored state this instance read or wrote, to put back if the bucket is lost. */
+  private known: ManualClockState;
+  private restoring: Promise<void> | null = null;
 
   private constructor(
     private readonly bus: NatsBus,
@@ -223,6 +232,7 @@ export class NatsClock implements Clock, ClockMover {
     start: number,
   ) {
     this.current = start;
+    this.known = { now: start, requests: [] };
   }
 
   /** The KV bucket holding a namespace's shared manual time. */
@@ -254,7 +264,7 @@ export class NatsClock implements Clock, ClockMover {
         else early = Math.max(early, t);
       },
     });
-    const kv = await nc.jetstream().views.kv(NatsClock.bucket(bus.namespace), { history: 1 });
+    const kv = await nc.jetstream().views.kv(NatsClock.bucket(bus.namespace), BUCKET_OPTIONS);
     let stored = decodeState((await kv.get(KEY))?.value)?.now ?? null;
     if (stored === null) {
       try {
@@ -283,16 +293,73 @@ export class NatsClock implements Clock, ClockMover {
   async sync(): Promise<number> {
     for (let attempt = 0; attempt < SYNC_ATTEMPTS && !this.bus.connection.isClosed(); attempt++) {
       try {
-        const state = decodeState((await this.reader.get(KEY))?.value);
-        if (state) this.set(state.now);
+        const entry = await this.reader.get(KEY);
+        const state = decodeState(entry?.value);
+        if (state) this.learn(state);
+        else if (entry === null) await this.restore();
         return this.current;
       } catch {
-        // Unreachable for now (a reconnect): try again shortly.
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        // The bucket is gone (made again now), or NATS is unreachable for now (a reconnect): try
+        // again shortly.
+        if (!(await this.recover())) await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }
     // Keep the last time we knew; the watch and the next re-read catch up.
     return this.current;
+  }
+
+  /** Applies a stored state read from the bucket. */
+  private learn(state: ManualClockState): void {
+    if (state.now >= this.known.now) this.known = state;
+    this.set(state.now);
+  }
+
+  /**
+   * After a failed read or write of the bucket: makes it again if it is gone, and says whether it
+   * did. Any other failure (NATS unreachable) is left to the caller's next try. Never rejects.
+   */
+  private async recover(): Promise<boolean> {
+    try {
+      const jsm = await this.bus.connection.jetstreamManager({
+        timeout: SYNC_READ_TIMEOUT_MS,
+        checkAPI: false,
+      });
+      await jsm.streams.info(`KV_${NatsClock.bucket(this.bus.namespace)}`);
+      return false;
+    } catch (error) {
+      if (!isMissingStream(error)) return false;
+      return this.restore().then(
+        () => true,
+        () => false,
+      );
+    }
+  }
+
+  /**
+   * Makes the bucket and its key again when they are gone, from the latest state this instance
+   * knew (never earlier than its current time); another instance that got there first wins, and
+   * its state is read instead. Restarts the watch, which cannot follow a stream made anew. One
+   * restore at a time.
+   */
+  private restore(): Promise<void> {
+    this.restoring ??= (async () => {
+      try {
+        const nc = this.bus.connection;
+        await nc.jetstream().views.kv(NatsClock.bucket(this.bus.namespace), BUCKET_OPTIONS);
+        const state = { ...this.known, now: Math.max(this.known.now, this.current) };
+        try {
+          await this.kv.create(KEY, encodeState(state));
+        } catch {
+          // Another instance put it back first (or it was there): follow what is stored.
+        }
+        const stored = decodeState((await this.kv.get(KEY))?.value);
+        if (stored) this.learn(stored);
+        this.watcher?.stop();
+      } finally {
+        this.restoring = null;
+      }
+    })();
+    return this.restoring;
   }
 
   private set(ms: number): void {
@@ -314,10 +381,12 @@ export class NatsClock implements Clock, ClockMover {
           if (this.closed) updates.stop();
           for await (const entry of updates) {
             const state = decodeState(entry.value);
-            if (state) this.set(state.now);
+            if (state) this.learn(state);
           }
         } catch {
-          // The watch failed or ended (consumer lost, connection draining): start it again below.
+          // The watch failed or ended (consumer lost, connection draining): start it again below,
+          // after making the bucket again if it is gone.
+          await this.recover().catch(() => false);
         }
         if (this.closed || nc.isClosed()) return;
         await new Promise<void>((resolve) => setTimeout(resolve, 1_000).unref?.());
@@ -335,7 +404,18 @@ export class NatsClock implements Clock, ClockMover {
 
   private async move(ms: number, requestId: string | undefined): Promise<ClockMove> {
     for (let attempt = 0; attempt < 100; attempt++) {
-      const entry = await this.kv.get(KEY);
+      let entry: KvEntry | null;
+      try {
+        entry = await this.kv.get(KEY);
+      } catch (error) {
+        if (!(await this.recover())) throw error;
+        continue;
+      }
+      if (entry === null) {
+        // The key is gone (its bucket was made anew, empty): put back what this instance knew.
+        await this.restore();
+        entry = await this.kv.get(KEY);
+      }
       const stored = decodeState(entry?.value);
       const state: ManualClockState = {
         now: Math.max(stored?.now ?? 0, this.current),
@@ -350,9 +430,10 @@ export class NatsClock implements Clock, ClockMover {
         if (entry) await this.kv.update(KEY, encodeState(next), entry.revision);
         else await this.kv.create(KEY, encodeState(next));
       } catch {
-        continue; // another replica moved it in between: read again
+        // Another replica moved it in between, or the bucket went: read again.
+        continue;
       }
-      this.set(next.now);
+      this.learn(next);
       const nc = this.bus.connection;
       nc.publish(NatsClock.subject(this.bus.namespace), encoder.encode(String(next.now)));
       // The server has the announcement before anything this connection sends next.

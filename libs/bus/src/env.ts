@@ -1,5 +1,6 @@
 import { DEFAULTS } from "@baton/protocol";
 import { z } from "zod";
+import { DEFAULT_ATTEMPT_MS } from "./catalog.ts";
 
 /**
  * Environment variables several services read (ARCHITECTURE "Configuration"), defined once so their
@@ -53,6 +54,14 @@ export const SHARED_ENV = {
     .default("real")
     .describe(
       "real: wall-clock time. manual: a clock shared by every service through NATS KV that moves only by POST /api/clock/advance (baton clock advance); for tests and trials. Same on every service.",
+    ),
+  BATON_ATTEMPT_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(DEFAULT_ATTEMPT_MS)
+    .describe(
+      "How long one attempt of a service call that is safe to send again (an idempotent write, a read, a tick) waits for its reply before it is sent again, ms. The replica it went to may have died with it; the new attempt reaches whichever replica serves the subject then (an engine partition's new owner). Always within the call's own deadline.",
     ),
   BATON_LOG_LEVEL: z
     .enum(["debug", "info", "warn", "error"])

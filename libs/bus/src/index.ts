@@ -10,6 +10,7 @@ export {
   type Subscription,
 } from "./bus.ts";
 export {
+  DEFAULT_ATTEMPT_MS,
   type EngineRead,
   type EngineWrite,
   type EngineWriteTool,
@@ -17,6 +18,7 @@ export {
   envelope,
   QUEUES,
   type RegistryCall,
+  type RetryOptions,
   requestWithRetry,
   type SchedulerCall,
   SUBJECTS,

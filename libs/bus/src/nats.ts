@@ -17,9 +17,28 @@ import {
   type Subscription,
   unwrapReply,
 } from "./bus.ts";
+import type { Logger } from "./clock.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+
+/**
+ * Whether a JetStream API error says the stream (or KV bucket, which is a stream) does not exist
+ * (`stream not found`, err_code 10059). A read or write of a missing stream itself does not say so:
+ * nobody answers it, and it times out.
+ */
+export function isMissingStream(error: unknown): boolean {
+  if (!(error instanceof NatsError)) return false;
+  return error.api_error?.err_code === 10059 || /stream not found/i.test(error.message);
+}
+
+/** Logs a connection's drops and recoveries until it closes. */
+async function reportStatus(connection: NatsConnection, log: Logger): Promise<void> {
+  for await (const status of connection.status()) {
+    if (status.type === "disconnect") log.warn({ server: status.data }, "NATS connection lost; reconnecting");
+    else if (status.type === "reconnect") log.info({ server: status.data }, "NATS connection back");
+  }
+}
 
 /** The JetStream stream domain events go to, for a namespace (ARCHITECTURE: outbox → `events.>`). */
 export function eventsStream(namespace: string): string {
@@ -41,8 +60,12 @@ export class NatsBus implements Bus {
     readonly namespace: string,
   ) {}
 
-  /** Connects to `url` (e.g. `nats://127.0.0.1:4222`) and makes sure the events stream exists. */
-  static async connect(url: string, name: string, namespace = "baton"): Promise<NatsBus> {
+  /**
+   * Connects to `url` (e.g. `nats://127.0.0.1:4222`) and makes sure the events stream exists. The
+   * connection reconnects for ever (a NATS restart or a network cut is a blip, never the end of the
+   * service); `log`, when given, is told when it drops and when it is back.
+   */
+  static async connect(url: string, name: string, namespace = "baton", log?: Logger): Promise<NatsBus> {
     if (!NAMESPACE_PATTERN.test(namespace))
       throw new Error(`namespace ${namespace} must match ${NAMESPACE_PATTERN}`);
     const connection = await connect({
@@ -51,15 +74,27 @@ export class NatsBus implements Bus {
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
     });
-    const jsm = await connection.jetstreamManager();
-    const stream = eventsStream(namespace);
+    if (log) void reportStatus(connection, log).catch(() => undefined);
+    const bus = new NatsBus(connection, connection.jetstream(), namespace);
+    await bus.ensureEventsStream();
+    return bus;
+  }
+
+  /**
+   * Creates the events stream unless it exists: at start, and again whenever a publish finds it
+   * gone (deleted, or lost with the JetStream store), so the outbox relay carries on (issue #8).
+   */
+  private async ensureEventsStream(): Promise<void> {
+    const jsm = await this.connection.jetstreamManager();
+    const stream = eventsStream(this.namespace);
     try {
       await jsm.streams.info(stream);
-    } catch {
+    } catch (error) {
+      if (!isMissingStream(error)) throw error;
       try {
         await jsm.streams.add({
           name: stream,
-          subjects: [`${namespace}.events.>`],
+          subjects: [`${this.namespace}.events.>`],
           retention: RetentionPolicy.Limits,
           storage: StorageType.File,
           max_age: 7 * 24 * 3600 * 1_000_000_000,
@@ -69,7 +104,6 @@ export class NatsBus implements Bus {
         if (!(error instanceof NatsError) || !/already in use/.test(error.message)) throw error;
       }
     }
-    return new NatsBus(connection, connection.jetstream(), namespace);
   }
 
   private wire(subject: string): string {
@@ -111,7 +145,12 @@ export class NatsBus implements Bus {
           return;
         }
         void runHandler(handler, raw).then((reply) => {
-          msg.respond(encoder.encode(JSON.stringify(reply)));
+          try {
+            msg.respond(encoder.encode(JSON.stringify(reply)));
+          } catch {
+            // The connection is closing (a stop): the caller's deadline answers it. A throw here
+            // would be an unhandled rejection, which ends the process.
+          }
         });
       },
     });
@@ -119,7 +158,16 @@ export class NatsBus implements Bus {
   }
 
   async publish(subject: string, data: unknown): Promise<void> {
-    await this.js.publish(this.wire(subject), encoder.encode(JSON.stringify(data)));
+    const bytes = encoder.encode(JSON.stringify(data));
+    try {
+      await this.js.publish(this.wire(subject), bytes);
+    } catch (error) {
+      // No stream took it: the events stream is gone. Make it again and publish once more; any
+      // other failure (NATS unreachable) is the caller's to retry (the outbox keeps the row).
+      if (!(error instanceof NatsError && error.code === ErrorCode.NoResponders)) throw error;
+      await this.ensureEventsStream();
+      await this.js.publish(this.wire(subject), bytes);
+    }
   }
 
   listen(subject: string, onEvent: (subject: string, data: unknown) => void): Subscription {

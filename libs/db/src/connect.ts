@@ -24,16 +24,49 @@ const MIGRATIONS = fileURLToPath(new URL("../drizzle", import.meta.url));
 /** A constant advisory-lock key, so concurrent service starts apply migrations one at a time. */
 const MIGRATION_LOCK = 7_415_926_535;
 
+/** Options of {@link connectPostgres}. */
+export interface PostgresOptions {
+  /** Connections in the pool (default 10). */
+  max?: number;
+  /**
+   * Told (as a warning) of every connection that broke (terminated by the server, reset, timed
+   * out), whether the pool held it idle or a caller had it checked out. Nothing is to be done: the
+   * pool drops the connection, the caller's statement fails, and the next use opens a new one.
+   */
+  log?: { warn(obj: object, msg: string): void };
+}
+
+/** How long opening a connection may take before the statement that needed it fails, ms. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
 /**
  * Connects to PostgreSQL at `url` with a `pg` pool (`max` connections) and applies the checked-in
  * migrations under an advisory lock, so several services starting at once migrate exactly once.
  * Throws when the server is unreachable or a migration fails.
+ *
+ * A dropped connection never ends the process (issue #8, part 4): node-postgres emits `error` on a
+ * `Client` whose socket dies, and the pool listens only while the client is idle in it. A client
+ * checked out for a transaction (drizzle's `transaction`, the migration) whose backend is terminated
+ * or whose network is cut would emit with no listener, which Node turns into an uncaught exception.
+ * So every client gets a listener of its own when the pool opens it; the statement in flight still
+ * fails, and the pool replaces the connection. Opening a connection times out, so an unreachable
+ * server fails statements instead of queueing them for ever.
  */
-export async function connectPostgres(url: string, options: { max?: number } = {}): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10 });
-  pool.on("error", () => {
-    // An idle client's connection dropped; the pool replaces it on next use. Nothing to do here.
+export async function connectPostgres(url: string, options: PostgresOptions = {}): Promise<Database> {
+  const onError = (error: Error) =>
+    options.log?.warn({ err: error.message }, "database connection lost; the next statement reconnects");
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   });
+  // Every client reports its own broken connection, idle or checked out (without a listener, a
+  // checked-out one would end the process).
+  pool.on("connect", (client) => client.on("error", (error) => onError(error)));
+  // The pool re-emits an idle client's error, already reported above; it removes that client.
+  pool.on("error", () => undefined);
   const client = await pool.connect();
   try {
     await client.query("select pg_advisory_lock($1)", [MIGRATION_LOCK]);

@@ -1,4 +1,4 @@
-export { connectPostgres, type Database, type Db, openEmbedded } from "./connect.ts";
+export { connectPostgres, type Database, type Db, openEmbedded, type PostgresOptions } from "./connect.ts";
 export {
   drafts,
   files,

@@ -2,6 +2,7 @@ import { ClaimTokens } from "@baton/auth";
 import {
   type Bus,
   type Clock,
+  DEFAULT_ATTEMPT_MS,
   type EngineRead,
   type EngineWrite,
   type Envelope,
@@ -10,6 +11,7 @@ import {
   type Logger,
   QUEUES,
   RetryableError,
+  requestWithRetry,
   SUBJECTS,
   type Subscription,
   type TickResult,
@@ -69,6 +71,8 @@ export interface EngineDeps {
     secret: string;
     /** How long to wait for the evidence service when verifying file refs, ms. */
     callTimeoutMs: number;
+    /** How long one attempt of that call waits before it is sent again, ms (default {@link DEFAULT_ATTEMPT_MS}). */
+    attemptMs?: number;
     /** Hot runs kept in memory per replica. */
     cacheSize?: number;
   };
@@ -151,10 +155,14 @@ export function createEngine(deps: EngineDeps): EngineService {
   ): Promise<Map<string, FileCheck>> {
     if (refs.length === 0) return new Map();
     const call: EvidenceCall = { op: "verify", refs };
-    const reply = (await bus.request(
+    // A read: sent again to another evidence replica when one attempt gets no answer.
+    const by = Math.min(deadline, Date.now() + settings.callTimeoutMs);
+    const reply = (await requestWithRetry(
+      bus,
       SUBJECTS.evidence,
-      envelope("evidence.verify", who, call, deadline),
-      settings.callTimeoutMs,
+      envelope("evidence.verify", who, call, by),
+      by,
+      { attemptMs: settings.attemptMs ?? DEFAULT_ATTEMPT_MS },
     )) as Record<string, FileCheck>;
     return new Map(Object.entries(reply));
   }
@@ -269,6 +277,10 @@ export function createEngine(deps: EngineDeps): EngineService {
         cache.delete(after.id);
         return "fence";
       }
+      // The database failed (a dropped connection, a fail-over): the commit may or may not have
+      // been applied, so the cached run is not to be trusted. The next write reloads it; a retry of
+      // this one is then replayed from its idempotency record or fenced by the run's rev.
+      cache.delete(after.id);
       throw error;
     }
     remember(after);
@@ -402,10 +414,8 @@ export function createEngine(deps: EngineDeps): EngineService {
           partitions: settings.partitions,
         });
       } catch (error) {
-        if (error instanceof FenceLost) {
-          cache.delete(runId);
-          continue;
-        }
+        cache.delete(runId); // lost fence, or a database failure with the commit's outcome unknown
+        if (error instanceof FenceLost) continue;
         throw error;
       }
       remember(after);

@@ -34,6 +34,7 @@ export const EngineConfigSchema = z.object({
     .default(10)
     .describe("PostgreSQL connections in this process's pool."),
   BATON_CLOCK: SHARED_ENV.BATON_CLOCK,
+  BATON_ATTEMPT_TIMEOUT_MS: SHARED_ENV.BATON_ATTEMPT_TIMEOUT_MS,
   BATON_LOG_LEVEL: SHARED_ENV.BATON_LOG_LEVEL,
 });
 export type EngineEnv = z.infer<typeof EngineConfigSchema>;

@@ -11,8 +11,13 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const config = parseEnv(EngineConfigSchema, env, "engine");
   const log = pino({ name: "engine", level: config.BATON_LOG_LEVEL });
   const replicaId = config.BATON_REPLICA_ID ?? `${hostname()}-${process.pid}`;
-  const database = await connectPostgres(config.DATABASE_URL, { max: config.BATON_DB_POOL });
-  const bus = await NatsBus.connect(config.NATS_URL, `baton-engine-${replicaId}`, config.BATON_NAMESPACE);
+  const database = await connectPostgres(config.DATABASE_URL, { max: config.BATON_DB_POOL, log });
+  const bus = await NatsBus.connect(
+    config.NATS_URL,
+    `baton-engine-${replicaId}`,
+    config.BATON_NAMESPACE,
+    log,
+  );
   const { clock } = await clockFor(config.BATON_CLOCK, bus);
   const ownership = new KvLeases(bus.connection, {
     replicaId: replicaId,
@@ -33,6 +38,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
       operatorGroup: config.BATON_OPERATOR_GROUP,
       secret: config.BATON_SECRET,
       callTimeoutMs: 10_000,
+      attemptMs: config.BATON_ATTEMPT_TIMEOUT_MS,
     },
   });
   await engine.start();

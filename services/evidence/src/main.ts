@@ -9,8 +9,8 @@ import { EvidenceConfigSchema } from "./config.ts";
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = parseEnv(EvidenceConfigSchema, env, "evidence");
   const log = pino({ name: "evidence", level: config.BATON_LOG_LEVEL });
-  const database = await connectPostgres(config.DATABASE_URL);
-  const bus = await NatsBus.connect(config.NATS_URL, "baton-evidence", config.BATON_NAMESPACE);
+  const database = await connectPostgres(config.DATABASE_URL, { log });
+  const bus = await NatsBus.connect(config.NATS_URL, "baton-evidence", config.BATON_NAMESPACE, log);
   const { clock } = await clockFor(config.BATON_CLOCK, bus);
   const evidence = createEvidence({
     db: database.db,

@@ -43,6 +43,7 @@ export const GatewayConfigSchema = z
       .min(100)
       .default(15_000)
       .describe("How long a tool call may wait on the services before answering retry, ms."),
+    BATON_ATTEMPT_TIMEOUT_MS: SHARED_ENV.BATON_ATTEMPT_TIMEOUT_MS,
     BATON_LOG_LEVEL: SHARED_ENV.BATON_LOG_LEVEL,
   })
   .refine((c) => c.BATON_DEV_ISSUER_FILE !== undefined || (c.BATON_AUTH_ISSUER && c.BATON_AUTH_JWKS_URL), {

@@ -1,6 +1,6 @@
 import { type BearerVerifier, ClaimTokens, FileUrls, runIdFor } from "@baton/auth";
 import type { BlobStore } from "@baton/blob";
-import type { Bus, Clock, Logger } from "@baton/bus";
+import { type Bus, type Clock, DEFAULT_ATTEMPT_MS, type Logger } from "@baton/bus";
 import { DEFAULTS, OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
 import type { FastifyInstance } from "fastify";
 import { createHttpServer } from "./http.ts";
@@ -21,6 +21,8 @@ export interface GatewayOptions {
   runDataBytes: number;
   maxUploadBytes: number;
   callTimeoutMs: number;
+  /** One attempt of a call that is safe to send again, ms (default {@link DEFAULT_ATTEMPT_MS}). */
+  attemptMs?: number;
   version: string;
 }
 
@@ -45,6 +47,7 @@ export async function createGateway(o: GatewayOptions): Promise<FastifyInstance>
       tools: OFFERED_TOOLS,
       profiles: OFFERED_PROFILES,
       callTimeoutMs: o.callTimeoutMs,
+      attemptMs: o.attemptMs ?? DEFAULT_ATTEMPT_MS,
       runIdFor: (org, requestId) => runIdFor(o.secret, org, requestId),
     },
   });
@@ -62,6 +65,7 @@ export async function createGateway(o: GatewayOptions): Promise<FastifyInstance>
       // base64 grows bytes by 4/3; leave room for the JSON-RPC envelope.
       bodyLimit: Math.ceil((o.maxUploadBytes * 4) / 3) + 256 * 1024,
       callTimeoutMs: o.callTimeoutMs,
+      attemptMs: o.attemptMs ?? DEFAULT_ATTEMPT_MS,
       version: o.version,
     },
   });

@@ -26,6 +26,8 @@ export interface HttpSettings {
   /** Request body cap in bytes (uploads arrive as base64 inside JSON). */
   bodyLimit: number;
   callTimeoutMs: number;
+  /** One attempt of a read (a file's metadata) before it is sent again, ms. */
+  attemptMs: number;
   version: string;
 }
 
@@ -338,12 +340,22 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
     }
     const who: Identity = { org: q.org, kind: "agent", id: "file-download", groups: [], operator: false };
     const deadline = Date.now() + settings.callTimeoutMs;
-    const meta = (await requestWithRetry(
-      bus,
-      SUBJECTS.evidence,
-      envelope("evidence.get", who, { op: "get", id } satisfies EvidenceCall, deadline),
-      deadline,
-    )) as { sha256: string; contentType: string; fileName: string } | null;
+    let meta: { sha256: string; contentType: string; fileName: string } | null;
+    try {
+      meta = (await requestWithRetry(
+        bus,
+        SUBJECTS.evidence,
+        envelope("evidence.get", who, { op: "get", id } satisfies EvidenceCall, deadline),
+        deadline,
+        { attemptMs: settings.attemptMs },
+      )) as typeof meta;
+    } catch (error) {
+      log.warn({ err: String(error) }, "file lookup failed");
+      return reply
+        .code(503)
+        .header("Retry-After", "1")
+        .send({ error: "the server could not look the file up now; try again" });
+    }
     const bytes = meta ? await blobs.get(blobKey(q.org, meta.sha256)) : null;
     if (!meta || !bytes) return reply.code(404).send({ error: "no such file" });
     return reply

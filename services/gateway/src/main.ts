@@ -29,7 +29,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
       keys: { jwksUrl: config.BATON_AUTH_JWKS_URL as string },
     });
   }
-  const bus = await NatsBus.connect(config.NATS_URL, "baton-gateway", config.BATON_NAMESPACE);
+  const bus = await NatsBus.connect(config.NATS_URL, "baton-gateway", config.BATON_NAMESPACE, log);
   const { clock } = await clockFor(config.BATON_CLOCK, bus);
   const app = await createGateway({
     bus,
@@ -45,6 +45,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     runDataBytes: config.BATON_RUN_DATA_BYTES,
     maxUploadBytes: config.BATON_MAX_UPLOAD_BYTES,
     callTimeoutMs: config.BATON_CALL_TIMEOUT_MS,
+    attemptMs: config.BATON_ATTEMPT_TIMEOUT_MS,
     version: "0.1.0",
   });
   await app.listen({ host: config.BATON_HOST, port: config.BATON_PORT });

@@ -46,6 +46,12 @@ export interface ToolSettings {
   profiles: readonly string[];
   /** How long a tool call may wait on the services, ms (wall clock). */
   callTimeoutMs: number;
+  /**
+   * How long one attempt of a call waits before it is sent again, ms. Every call routed here is
+   * safe to send again: writes are idempotent on their `requestId` (uploads included) and fenced
+   * by the run's `rev`; the rest are reads.
+   */
+  attemptMs: number;
   /** Derives the deterministic run id of a `start_run` (auth `runIdFor`). */
   runIdFor: (org: string, requestId: string) => string;
 }
@@ -103,12 +109,9 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
   ): Promise<ToolResult<T>> {
     const deadline = Date.now() + settings.callTimeoutMs;
     try {
-      return (await requestWithRetry(
-        bus,
-        subject,
-        envelope(type, who, payload, deadline),
-        deadline,
-      )) as ToolResult<T>;
+      return (await requestWithRetry(bus, subject, envelope(type, who, payload, deadline), deadline, {
+        attemptMs: settings.attemptMs,
+      })) as ToolResult<T>;
     } catch (error) {
       if (error instanceof BusUnavailable || error instanceof BusRemoteError) {
         log.warn({ subject, type, err: error.message }, "service call failed");

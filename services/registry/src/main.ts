@@ -9,8 +9,8 @@ import { RegistryConfigSchema } from "./config.ts";
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = parseEnv(RegistryConfigSchema, env, "registry");
   const log = pino({ name: "registry", level: config.BATON_LOG_LEVEL });
-  const database = await connectPostgres(config.DATABASE_URL);
-  const bus = await NatsBus.connect(config.NATS_URL, "baton-registry", config.BATON_NAMESPACE);
+  const database = await connectPostgres(config.DATABASE_URL, { log });
+  const bus = await NatsBus.connect(config.NATS_URL, "baton-registry", config.BATON_NAMESPACE, log);
   const { clock } = await clockFor(config.BATON_CLOCK, bus);
   const registry = createRegistry({
     db: database.db,

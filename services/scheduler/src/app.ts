@@ -5,6 +5,7 @@ import {
   type Clock,
   type ClockMove,
   type ClockMover,
+  DEFAULT_ATTEMPT_MS,
   type EngineWrite,
   type Envelope,
   envelope,
@@ -39,6 +40,11 @@ export interface SchedulerSettings {
   concurrency: number;
   /** Deadline for delivering one run's tick, retries on no responders included, ms. */
   tickTimeoutMs: number;
+  /**
+   * How long one attempt of a tick waits before it is sent again (a tick is idempotent), ms;
+   * default {@link DEFAULT_ATTEMPT_MS}.
+   */
+  attemptMs?: number;
   /** P virtual partitions (ARCHITECTURE rule 5): a tick goes to `engine.p<partitionOf(runId, P)>`. */
   partitions: number;
   /**
@@ -221,6 +227,7 @@ export function createScheduler(deps: SchedulerDeps): SchedulerService {
         SUBJECTS.engineWrite(partition),
         envelope("engine.tick", null, write, deadline),
         deadline,
+        { attemptMs: settings.attemptMs ?? DEFAULT_ATTEMPT_MS },
       )) as TickResult;
       return reply.committed ? "committed" : "unchanged";
     } catch (error) {

@@ -95,6 +95,7 @@ export const SchedulerConfigSchema = z.object({
     .min(1)
     .default(4)
     .describe("PostgreSQL connections in this process's pool."),
+  BATON_ATTEMPT_TIMEOUT_MS: SHARED_ENV.BATON_ATTEMPT_TIMEOUT_MS,
   BATON_LOG_LEVEL: SHARED_ENV.BATON_LOG_LEVEL,
 });
 export type SchedulerEnv = z.infer<typeof SchedulerConfigSchema>;

@@ -10,8 +10,13 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   const config = parseEnv(SchedulerConfigSchema, env, "scheduler");
   const log = pino({ name: "scheduler", level: config.BATON_LOG_LEVEL });
   const replicaId = config.BATON_REPLICA_ID ?? `${hostname()}-${process.pid}`;
-  const database = await connectPostgres(config.DATABASE_URL, { max: config.BATON_DB_POOL });
-  const bus = await NatsBus.connect(config.NATS_URL, `baton-scheduler-${replicaId}`, config.BATON_NAMESPACE);
+  const database = await connectPostgres(config.DATABASE_URL, { max: config.BATON_DB_POOL, log });
+  const bus = await NatsBus.connect(
+    config.NATS_URL,
+    `baton-scheduler-${replicaId}`,
+    config.BATON_NAMESPACE,
+    log,
+  );
   const { clock, mover } = await clockFor(config.BATON_CLOCK, bus);
   // Test hook (BATON_SCHEDULER_FAULT): die the hard way, exactly where the exactly-once tests need it.
   const die = async () => {
@@ -41,6 +46,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
       batch: config.BATON_SCHEDULER_BATCH,
       concurrency: config.BATON_SCHEDULER_CONCURRENCY,
       tickTimeoutMs: config.BATON_CALL_TIMEOUT_MS,
+      attemptMs: config.BATON_ATTEMPT_TIMEOUT_MS,
       clockOrg: config.BATON_CLOCK_ORG,
     },
   });

@@ -40,17 +40,38 @@ export class KvLeases implements Ownership {
   ): Promise<void> {
     this.acquire = onAcquire;
     this.release = onRelease;
-    const js = this.nc.jetstream();
-    this.kv = await js.views.kv(this.options.bucket, { ttl: this.options.ttlMs ?? 10_000, history: 1 });
     this.jsm = await this.nc.jetstreamManager();
+    await this.openBucket();
     await this.tick();
+    let failed = false;
+    let busy = false;
     this.timer = setInterval(() => {
+      // A round waiting on an unreachable NATS is not joined by more: they would run back to back
+      // when it is back.
+      if (busy) return;
+      busy = true;
       this.running = this.running
-        .then(() => this.tick())
+        .then(async () => {
+          // After a failed round the bucket may be gone (deleted, or lost with the JetStream
+          // store): make it again, with the same settings, before this round needs it.
+          if (failed) await this.openBucket();
+          await this.tick();
+          failed = false;
+        })
         .catch((error) => {
+          failed = true;
           this.options.log.warn({ err: String(error) }, "partition lease round failed");
+        })
+        .finally(() => {
+          busy = false;
         });
     }, this.options.intervalMs ?? 2_000);
+  }
+
+  /** Opens the leases bucket, creating it when it does not exist. */
+  private async openBucket(): Promise<void> {
+    const js = this.nc.jetstream();
+    this.kv = await js.views.kv(this.options.bucket, { ttl: this.options.ttlMs ?? 10_000, history: 1 });
   }
 
   /** One heartbeat and rebalance round. */
@@ -63,13 +84,14 @@ export class KvLeases implements Ownership {
     const share = Math.ceil(this.options.partitions / Math.max(members, 1));
 
     for (const [p, revision] of [...this.owned]) {
-      try {
-        this.owned.set(p, await kv.update(`p.${p}`, me, revision));
-      } catch {
-        this.owned.delete(p);
-        this.options.log.warn({ partition: p }, "partition lease lost");
-        await this.release?.(p);
+      const kept = await this.renew(kv, p, revision);
+      if (kept !== null) {
+        this.owned.set(p, kept);
+        continue;
       }
+      this.owned.delete(p);
+      this.options.log.warn({ partition: p }, "partition lease lost");
+      await this.release?.(p);
     }
     while (this.owned.size > share) {
       const [p, revision] = [...this.owned].pop() as [number, number];
@@ -87,6 +109,28 @@ export class KvLeases implements Ownership {
         } catch {
           // Owned by another replica.
         }
+      }
+    }
+  }
+
+  /**
+   * Renews this replica's lease on partition `p` held at `revision`; returns the new revision, or
+   * null when another replica holds it now. A lease whose key is gone (it expired while NATS was
+   * unreachable, or the bucket was lost and made again) and that nobody took is taken again at
+   * once, so a blip does not hand every partition over twice. Throws when NATS cannot answer.
+   */
+  private async renew(kv: KV, p: number, revision: number): Promise<number | null> {
+    const me = this.options.replicaId;
+    try {
+      return await kv.update(`p.${p}`, me, revision);
+    } catch {
+      const entry = await kv.get(`p.${p}`);
+      // Ours still: an earlier renewal was applied but its answer lost in a blip.
+      if (entry?.operation === "PUT") return entry.string() === me ? entry.revision : null;
+      try {
+        return await kv.create(`p.${p}`, me);
+      } catch {
+        return null; // another replica took it first
       }
     }
   }

@@ -260,5 +260,34 @@ export function agentLoopScenarios(h: Harness): void {
       );
       expect(ended.run).toMatchObject({ state: "ended", outcome: "selected" });
     });
+
+    it("[#26 submit.not_accepted escalate.stale] a submission with next and reason on a step whose next is not a list is not_accepted and the claim stands; escalate with a token that was renewed or submitted is stale (§3.2, §4.3)", async () => {
+      const agent = await h.agent("a_26");
+      const editor = await h.person("ed26@example.com", ["editor"]);
+      const runId = (await editor.ok("start_run", { process: "drafting", inputs: {} })).run.id;
+      const claim = await h.claim(agent, runId, "draft");
+      refused(
+        await agent.write("submit", {
+          token: claim.token,
+          output: { revision: "r" },
+          summary: "Drafted.",
+          next: "editor_review",
+          reason: "Done.",
+        }),
+        "not_accepted",
+        [
+          "next: not accepted; this step's next is not a list",
+          "reason: not accepted; this step's next is not a list",
+        ],
+      );
+      const renewed = await agent.ok("renew", { token: claim.token });
+      refused(await agent.write("escalate", { token: claim.token, note: "Stuck." }), "stale");
+      await agent.ok("submit", { token: renewed.token, output: { revision: "r" }, summary: "Drafted." });
+      refused(await agent.write("escalate", { token: renewed.token, note: "Stuck." }), "stale");
+      expect(statesOf(await agent.ok("get_run", { runId }))).toMatchObject({
+        draft: "done",
+        editor_review: "waiting",
+      });
+    });
   });
 }

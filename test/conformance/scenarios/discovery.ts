@@ -45,5 +45,23 @@ export function discoveryScenarios(h: Harness): void {
         inputs: { invoiceId: "string", invoiceDocument: "string", manager: "person" },
       });
     });
+
+    it("[#30 #36-37 #89-90 R2-B16] what the specification removed stays removed: no retry or download tool, no accepted flag on a submission's run view, only consumedBy from send_event (tools.md)", async () => {
+      const agent = await h.agent("a_removed");
+      const tools = (await agent.tools()).map((t) => t.name);
+      const advertised = (await agent.ok("describe")).tools;
+      for (const gone of ["retry", "download"]) {
+        expect(tools).not.toContain(gone);
+        expect(advertised).not.toContain(gone);
+      }
+      const runId = (await agent.ok("start_run", { process: "triage", inputs: { ticket: "T", team: "red" } }))
+        .run.id;
+      const view = await h.work(agent, runId, "classify", { label: "bug" });
+      expect(Object.keys(view).sort()).toEqual(["body", "data", "run", "steps", "workItems"]);
+      const waits = (await agent.ok("start_run", { process: "two-waits", inputs: {} })).run.id;
+      expect(Object.keys(await agent.ok("send_event", { runId: waits, name: "ping" }))).toEqual([
+        "consumedBy",
+      ]);
+    });
   });
 }

@@ -255,5 +255,17 @@ export function eventScenarios(h: Harness): void {
       const view: Data = await sender.ok("get_run", { runId });
       expect(view.run.outcome).toBe("pinged");
     });
+
+    it("[send_event.not_found] send_event to a run that does not exist, or to another organization's run, is not_found and delivers nothing (§4.3)", async () => {
+      const sender = await h.agent("a_nf");
+      refused(await sender.write("send_event", { runId: "r_doesnotexist", name: "ping" }), "not_found");
+      const runId = (await sender.ok("start_run", { process: "two-waits", inputs: {} })).run.id;
+      const foreign = await h.agent("a_nf", "elsewhere");
+      refused(await foreign.write("send_event", { runId, name: "ping" }), "not_found");
+      expect(statesOf(await sender.ok("get_run", { runId }))).toMatchObject({
+        first: "waiting",
+        second: null,
+      });
+    });
   });
 }

@@ -294,5 +294,27 @@ export function evidenceScenarios(h: Harness): void {
         { kind: "link", ref: "https://support/T-66" },
       ]);
     });
+
+    it("[#92] an uploaded file is kept with its run: after the run ended, its evidence url still opens the bytes (§5)", async () => {
+      const agent = await h.agent("a_92");
+      const file = await h.upload(agent, "kept with the run", "kept.txt");
+      const runId = (
+        await agent.ok("start_run", { process: "triage", inputs: { ticket: "T-92", team: "red" } })
+      ).run.id;
+      const ended = await h.work(
+        agent,
+        runId,
+        "classify",
+        { label: "bug" },
+        { evidence: [{ kind: "file", ref: file.id }] },
+      );
+      expect(ended.run.state).toBe("ended");
+      const later = await (await h.person("reader92@example.com")).ok("get_run", { runId });
+      const item = later.data.steps.classify.evidence[0];
+      expect(item).toMatchObject({ kind: "file", ref: file.id, sha256: file.sha256 });
+      const download = await fetch(item.url);
+      expect(download.status).toBe(200);
+      expect(await download.text()).toBe("kept with the run");
+    });
   });
 }

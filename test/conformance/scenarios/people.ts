@@ -559,5 +559,67 @@ export function peopleScenarios(h: Harness): void {
       expect(started.ok).toBe(true);
       expect(await count()).toBe(before + 1);
     });
+
+    it("[#58 W5] group membership is the caller's at each call: a person who joined the group after the item opened decides it, one who left no longer sees or decides it (§3.4; the spec leaves membership changes open)", async () => {
+      const agent = await h.agent("a_58");
+      const leaverIn = await h.person("leaver58@example.com", ["editor"]);
+      const leaverOut = await h.person("leaver58@example.com");
+      const joinerOut = await h.person("joiner58@example.com");
+      const joinerIn = await h.person("joiner58@example.com", ["editor"]);
+      const runId = (await leaverIn.ok("start_run", { process: "drafting", inputs: {} })).run.id;
+      await h.work(agent, runId, "draft", { revision: "r" });
+      const item = await h.workItem(leaverIn, runId, "editor_review");
+      expect(await h.inboxEntry(leaverOut, runId, "editor_review")).toBeUndefined();
+      refused(
+        await leaverOut.write("decide", { ...item.decide.arguments, decision: "approved" }),
+        "forbidden",
+      );
+      expect(await h.inboxEntry(joinerOut, runId, "editor_review")).toBeUndefined();
+      refused(
+        await joinerOut.write("decide", { ...item.decide.arguments, decision: "approved" }),
+        "forbidden",
+      );
+      expect((await h.workItem(joinerIn, runId, "editor_review")).id).toBe(item.id);
+      const approved = await joinerIn.ok("decide", { ...item.decide.arguments, decision: "approved" });
+      expect(approved.run).toMatchObject({ state: "ended", outcome: "published" });
+      expect(approved.data.steps.editor_review.by).toBe("joiner58@example.com");
+    });
+
+    it("[W1] the decisions a work item offers: approved, rejected and failed on an approval; completed and failed on a task; returned, completed and failed on an escalated agent step (tools.md run view)", async () => {
+      const agent = await h.agent("a_w1");
+      const editor = await h.person("edw1@example.com", ["editor"]);
+      const ops = await h.operator("opsw1@example.com");
+      const hr = await h.person("hrw1@example.com", ["hr-operations"]);
+      const runId = (await editor.ok("start_run", { process: "drafting", inputs: {} })).run.id;
+      const claim = await h.claim(agent, runId, "draft");
+      const escalated = await agent.ok("escalate", { token: claim.token, note: "Stuck." });
+      expect(escalated.workItems[0].decide.decisions).toEqual(["returned", "completed", "failed"]);
+      expect((await h.workItem(ops, runId, "draft")).decide.decisions).toEqual([
+        "returned",
+        "completed",
+        "failed",
+      ]);
+      const completed = await h.decided(ops, runId, "draft", "completed", { output: { revision: "by-ops" } });
+      expect(completed.workItems[0].decide.decisions).toEqual(["approved", "rejected", "failed"]);
+      expect((await h.workItem(editor, runId, "editor_review")).decide.decisions).toEqual([
+        "approved",
+        "rejected",
+        "failed",
+      ]);
+      const onboarding = await hr.ok("start_run", {
+        process: "employee-onboarding",
+        inputs: {
+          employeeId: "E-w1",
+          employeeName: "N",
+          startDate: "2026-12-01",
+          hiringManager: "hm@example.com",
+        },
+      });
+      expect(onboarding.workItems[0].decide.decisions).toEqual(["completed", "failed"]);
+      expect((await h.workItem(hr, onboarding.run.id, "hr_setup")).decide.decisions).toEqual([
+        "completed",
+        "failed",
+      ]);
+    });
   });
 }

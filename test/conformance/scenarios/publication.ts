@@ -136,5 +136,110 @@ export function publicationScenarios(h: Harness): void {
       expect(names).not.toContain("major-incident");
       expect(names).not.toContain("vendor-check");
     });
+
+    it("[#1 #6 #18 #19 #20 #24 #30 #59 #71 #89-90 #94 #100 W5] publication refuses what §2 refuses — an author version, on_timeout without timeout, the removed overdue, files and x-content-hash keys, a cycle, an unreachable step, a route list on a wait, a dotted role, a malformed duration — and reads yes and no as strings (§2.1–§2.4)", async () => {
+      const org = "section2-org";
+      const dir = mkdtempSync(join(tmpdir(), "baton-section2-"));
+      const write = (name: string, frontmatter: string) => {
+        mkdirSync(join(dir, name));
+        writeFileSync(join(dir, name, "PROCESS.md"), `---\nname: ${name}\n${frontmatter}\n---\n# ${name}\n`);
+        return join(dir, name);
+      };
+      const done = "  - id: done\n    finish: ok";
+      try {
+        const cases: [string, string, RegExp][] = [
+          ["author-version", `description: d.\nversion: 3\nsteps:\n${done}`, /version: unknown field/],
+          [
+            "timeout-less",
+            `description: d.\nsteps:\n  - id: w\n    wait_for: paid\n    on_timeout: chase\n  - id: chase\n    agent: Chase.\n${done}`,
+            /on_timeout: needs timeout/,
+          ],
+          [
+            "overdue-key",
+            `description: d.\nsteps:\n  - id: a\n    agent: Do.\n    due: 1d\n    overdue: chase\n  - id: chase\n    agent: Chase.\n${done}`,
+            /overdue: unknown field/,
+          ],
+          ["files-key", `description: d.\nfiles: [contract.pdf]\nsteps:\n${done}`, /files: unknown field/],
+          [
+            "hash-key",
+            `description: d.\nx-content-hash: abc\nsteps:\n${done}`,
+            /x-content-hash: unknown field/,
+          ],
+          [
+            "cycle",
+            `description: d.\nsteps:\n  - id: a\n    agent: A.\n    next: b\n  - id: b\n    agent: B.\n    next: [a, done]\n${done}`,
+            /creates a cycle/,
+          ],
+          [
+            "unreachable",
+            `description: d.\nsteps:\n  - id: a\n    agent: A.\n    next: done\n  - id: lost\n    agent: Nobody comes here.\n    next: done\n${done}`,
+            /cannot be reached from the first step/,
+          ],
+          [
+            "wait-routes",
+            `description: d.\nsteps:\n  - id: w\n    wait: 1h\n    next: [a, done]\n  - id: a\n    agent: A.\n${done}`,
+            /a list of routes is allowed only on agent and task steps/,
+          ],
+          [
+            "dotted-role",
+            `description: d.\nsteps:\n  - id: t\n    task: Do it.\n    person: finance.team\n${done}`,
+            /"finance\.team" is not a valid path/,
+          ],
+          [
+            "bad-duration",
+            `description: d.\nsteps:\n  - id: a\n    agent: A.\n    due: 2 days\n${done}`,
+            /due: not a duration/,
+          ],
+        ];
+        for (const [name, frontmatter, pattern] of cases)
+          await expect(h.target.publish(write(name, frontmatter), {}, org), name).rejects.toThrow(pattern);
+
+        // YAML 1.2 core schema: yes and no are strings, in a description, a one_of and an outcome.
+        await h.target.publish(
+          write(
+            "yes-no",
+            "description: yes\ninputs:\n  answer: { type: string, one_of: [yes, no] }\nsteps:\n  - id: done\n    finish: no",
+          ),
+          {},
+          org,
+        );
+        const agent = await h.agent("a_yes", org);
+        const listed = (await agent.ok("list_processes")).items;
+        expect(listed.map((p: Data) => p.name)).toEqual(["yes-no"]);
+        expect(listed[0]).toMatchObject({
+          description: "yes",
+          inputs: { answer: { one_of: ["yes", "no"] } },
+        });
+        refused(await agent.write("start_run", { process: "yes-no", inputs: { answer: true } }), "invalid");
+        const run = await agent.ok("start_run", { process: "yes-no", inputs: { answer: "no" } });
+        expect(run.run).toMatchObject({ state: "ended", outcome: "no" });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it("[#93 #95] the content hash covers the parsed frontmatter and the body as written: the same file again is unchanged; a changed body, or the long form of a shorthand field, is a new version (§6 rule 5)", async () => {
+      const org = "hash-org";
+      const dir = mkdtempSync(join(tmpdir(), "baton-hash-"));
+      const folder = join(dir, "hashed");
+      mkdirSync(folder);
+      const write = (input: string, body: string) =>
+        writeFileSync(
+          join(folder, "PROCESS.md"),
+          `---\nname: hashed\ndescription: d.\ninputs:\n  note: ${input}\nsteps:\n  - id: done\n    finish: ok\n---\n${body}`,
+        );
+      try {
+        write("string", "# Hashed\n");
+        expect(await h.target.publish(folder, {}, org)).toMatchObject({ version: 1, unchanged: false });
+        expect(await h.target.publish(folder, {}, org)).toMatchObject({ version: 1, unchanged: true });
+        write("string", "# Hashed\n\nNow with a paragraph.\n");
+        expect(await h.target.publish(folder, {}, org)).toMatchObject({ version: 2, unchanged: false });
+        write("{ type: string }", "# Hashed\n\nNow with a paragraph.\n");
+        expect(await h.target.publish(folder, {}, org)).toMatchObject({ version: 3, unchanged: false });
+        expect(await h.target.publish(folder, {}, org)).toMatchObject({ version: 3, unchanged: true });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
   });
 }

@@ -1,7 +1,9 @@
 import { join } from "node:path";
+import type { ToolName } from "@baton/protocol";
 import { describe, expect, it } from "vitest";
 import { type McpSession, type Result, withoutUrls } from "../../support/mcp.ts";
-import { type Harness, PROCESSES_DIR, refused, rid, statesOf } from "../support.ts";
+import { TOOLS } from "../items.ts";
+import { type Data, type Harness, PROCESSES_DIR, refused, rid, statesOf } from "../support.ts";
 
 /**
  * What holds for every write (§4, §6): `requestId` replays and conflicts, arguments checked against the
@@ -268,6 +270,150 @@ export function requestScenarios(h: Harness): void {
       const live = (await starter.ok("start_run", { process: "event-review", inputs: {} })).run.id;
       expect((await h.agentItem(agent, live, "prepare")).mode).toBe("live");
       expect((await h.claim(agent, live, "prepare")).mode).toBe("live");
+    });
+
+    it("[start_run.conflict:requestId claim.conflict:requestId renew.conflict:requestId escalate.conflict:requestId decide.conflict:requestId submit.conflict:requestId upload.conflict:requestId send_event.conflict:requestId cancel.conflict:requestId] every write refuses its requestId with other arguments as a conflict, and the same arguments still replay the original (§4)", async () => {
+      const agent = await h.agent("a_rid");
+      const editor = await h.person("edrid@example.com", ["editor"]);
+      const ops = await h.operator("opsrid@example.com");
+      /** `tool` with `args` under a fresh requestId, then `other` under it (conflict), then `args` again (the original). */
+      const pinned = async (
+        who: McpSession,
+        tool: ToolName,
+        args: Record<string, unknown>,
+        other: Record<string, unknown>,
+      ): Promise<Data> => {
+        const requestId = rid();
+        const first = await who.call(tool, { ...args, requestId });
+        expect(first.ok, `${tool}: ${JSON.stringify(first).slice(0, 300)}`).toBe(true);
+        refused(await who.call(tool, { ...other, requestId }), "conflict");
+        expect(withoutUrls(await who.call(tool, { ...args, requestId }))).toEqual(withoutUrls(first));
+        return first.ok ? first.data : null;
+      };
+      const started = await pinned(
+        editor,
+        "start_run",
+        { process: "drafting", inputs: {} },
+        { process: "drafting", inputs: {}, mode: "test" },
+      );
+      const runId = started.run.id;
+      const claim = await pinned(
+        agent,
+        "claim",
+        { runId, stepId: "draft" },
+        { runId, stepId: "editor_review" },
+      );
+      const renewed = await pinned(
+        agent,
+        "renew",
+        { token: claim.token },
+        { token: claim.token, progress: "Half done." },
+      );
+      await pinned(
+        agent,
+        "escalate",
+        { token: renewed.token, note: "Blocked." },
+        { token: renewed.token, note: "Blocked again." },
+      );
+      const item = await h.workItem(ops, runId, "draft");
+      await pinned(
+        ops,
+        "decide",
+        { ...item.decide.arguments, decision: "returned", note: "Go on." },
+        { ...item.decide.arguments, decision: "returned", note: "Carry on." },
+      );
+      const again = await h.claim(agent, runId, "draft");
+      await pinned(
+        agent,
+        "submit",
+        { token: again.token, output: { revision: "r" }, summary: "Drafted." },
+        { token: again.token, output: { revision: "r" }, summary: "Drafted twice." },
+      );
+      await pinned(
+        agent,
+        "upload",
+        { fileName: "a.txt", contentType: "text/plain", contentBase64: "YQ==" },
+        { fileName: "b.txt", contentType: "text/plain", contentBase64: "YQ==" },
+      );
+      await pinned(
+        agent,
+        "send_event",
+        { runId, name: "nudge", data: { n: 1 } },
+        { runId, name: "nudge", data: { n: 2 } },
+      );
+      await pinned(ops, "cancel", { runId, reason: "Done testing." }, { runId, reason: "Another reason." });
+    });
+
+    it("[describe.invalid:arguments list_processes.invalid:arguments start_run.invalid:arguments get_run.invalid:arguments get_work.invalid:arguments claim.invalid:arguments submit.invalid:arguments escalate.invalid:arguments renew.invalid:arguments decide.invalid:arguments cancel.invalid:arguments upload.invalid:arguments send_event.invalid:arguments list_runs.invalid:arguments] every tool refuses an argument it does not take, and a missing required one, as invalid naming it, and changes nothing (§6 rule 3)", async () => {
+      const agent = await h.agent("a_args");
+      const editor = await h.person("edargs@example.com", ["editor"]);
+      const ops = await h.operator("opsargs@example.com");
+      const runId = (await editor.ok("start_run", { process: "drafting", inputs: {} })).run.id;
+      const claim = await h.claim(agent, runId, "draft");
+      const write = { requestId: rid() };
+      // Each tool with arguments it accepts, and the one required argument left out below (if any).
+      const calls: [McpSession, ToolName, Record<string, unknown>, string | null][] = [
+        [agent, "describe", {}, null],
+        [agent, "list_processes", {}, null],
+        [agent, "start_run", { process: "drafting", inputs: {}, ...write }, "process"],
+        [agent, "get_run", { runId }, "runId"],
+        [agent, "get_work", {}, null],
+        [agent, "claim", { runId, stepId: "draft", ...write }, "stepId"],
+        [
+          agent,
+          "submit",
+          { token: claim.token, output: { revision: "r" }, summary: "x", ...write },
+          "output",
+        ],
+        [agent, "escalate", { token: claim.token, note: "x", ...write }, "note"],
+        [agent, "renew", { token: claim.token, ...write }, "token"],
+        [
+          editor,
+          "decide",
+          { runId, workItemId: "w_1", snapshot: "s", decision: "approved", ...write },
+          "workItemId",
+        ],
+        [ops, "cancel", { runId, reason: "x", ...write }, "reason"],
+        [
+          agent,
+          "upload",
+          { fileName: "a.txt", contentType: "text/plain", contentBase64: "YQ==", ...write },
+          "fileName",
+        ],
+        [agent, "send_event", { runId, name: "nudge", ...write }, "name"],
+        [agent, "list_runs", {}, null],
+      ];
+      expect(calls.map(([, tool]) => tool).sort()).toEqual([...TOOLS].sort());
+      for (const [who, tool, args, required] of calls) {
+        refused(await who.call(tool, { ...args, bogus: 1 }), "invalid", [
+          "bogus: not an argument of this tool",
+        ]);
+        if (required) {
+          const { [required]: _, ...without } = args;
+          refused(await who.call(tool, without), "invalid", [`${required}: required`]);
+        }
+      }
+      // Nothing changed: the run is as it was and the claim still stands.
+      expect(statesOf(await agent.ok("get_run", { runId }))).toEqual({
+        draft: "claimed",
+        editor_review: null,
+        done: null,
+      });
+      await agent.ok("submit", { token: claim.token, output: { revision: "r" }, summary: "Drafted." });
+    });
+
+    it("[#56] a test run is worked like a live one: people see that it is a test, decide its items, and it ends as a live run would (§3.3 test mode)", async () => {
+      const agent = await h.agent("a_56");
+      const editor = await h.person("ed56@example.com", ["editor"]);
+      const runId = (await editor.ok("start_run", { process: "drafting", inputs: {}, mode: "test" })).run.id;
+      await h.work(agent, runId, "draft", { revision: "r" });
+      expect(await h.inboxEntry(editor, runId, "editor_review")).toMatchObject({
+        mode: "test",
+        workItem: { mode: "test" },
+      });
+      const ended = await h.decided(editor, runId, "editor_review", "approved");
+      expect(ended.run).toMatchObject({ mode: "test", state: "ended", outcome: "published" });
+      expect(ended.data.steps.editor_review).toMatchObject({ decision: "approved", by: "ed56@example.com" });
     });
   });
 }

@@ -274,5 +274,41 @@ export function runDataScenarios(h: Harness): void {
       });
       expect(ended.run.outcome).toBe("closed");
     });
+
+    it("[#31] history keeps every earlier completion oldest first, each entry with the fields of a current record (§3.1)", async () => {
+      const agent = await h.agent("a_31");
+      const editor = await h.person("ed31@example.com", ["editor"]);
+      const runId = (await editor.ok("start_run", { process: "drafting", inputs: {} })).run.id;
+      for (const [revision, note] of [
+        ["r1", "Too long."],
+        ["r2", "Still long."],
+      ] as const) {
+        await h.work(agent, runId, "draft", { revision });
+        await h.decided(editor, runId, "editor_review", "rejected", { note });
+      }
+      await h.work(agent, runId, "draft", { revision: "r3" });
+      const ended = await h.decided(editor, runId, "editor_review", "approved");
+      const { draft, editor_review: review } = ended.data.steps;
+      expect(draft.output).toEqual({ revision: "r3" });
+      expect(draft.history.map((e: Data) => e.output.revision)).toEqual(["r1", "r2"]);
+      expect(review.decision).toBe("approved");
+      expect(review.history.map((e: Data) => [e.decision, e.note])).toEqual([
+        ["rejected", "Too long."],
+        ["rejected", "Still long."],
+      ]);
+      for (const record of [draft, review]) {
+        const fields = Object.keys(record)
+          .filter((k) => k !== "history" && k !== "note")
+          .sort();
+        for (const entry of record.history)
+          expect(
+            Object.keys(entry)
+              .filter((k) => k !== "note")
+              .sort(),
+          ).toEqual(fields);
+        const times = [...record.history, record].map((e: Data) => Date.parse(e.at));
+        expect([...times].sort((a, b) => a - b)).toEqual(times);
+      }
+    });
   });
 }

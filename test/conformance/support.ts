@@ -1,17 +1,59 @@
 import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseProcess } from "@baton/process";
 import { expect } from "vitest";
-import { type As, type Deployment, REPO } from "../support/deploy.ts";
 import type { McpSession, Result } from "../support/mcp.ts";
 
 /**
- * The conformance suite's harness: one Baton deployment per suite file, the conformance fixtures and
+ * The conformance suite's harness: one server under test per suite file, the conformance fixtures and
  * this suite's own processes published once, MCP sessions per identity (every response validated
  * against the official schemas by {@link McpSession}), and the small steps every scenario repeats
  * — find work with `get_work` as an agent or a person would, claim it, decide it.
+ *
+ * The scenarios (`scenarios/`) and this file see the server only through {@link ConformanceTarget}:
+ * MCP sessions for identities, publication as an operator, and a manual clock when the server has
+ * one. Nothing here reaches into Baton, so the portable runner (issue #18) can lift them as they are;
+ * the runners (`*.test.ts`) are what make a Baton deployment a target.
  */
+
+/** Who a session acts as: an agent, or a person with groups and maybe the operator role; organization `default` unless given. */
+export type Identity =
+  | { kind: "agent"; id: string; org?: string }
+  | { kind: "person"; id: string; groups?: string[]; operator?: boolean; org?: string };
+
+/** What publishing a process answered: its version number, and whether nothing changed. */
+export interface Published {
+  version: number;
+  unchanged: boolean;
+}
+
+/** A clock the tests move: the server's time (epoch ms), and a move forward that returns once every timer due by then was applied. */
+export interface ManualClock {
+  now(): Promise<number>;
+  advance(ms: number): Promise<number>;
+}
+
+/**
+ * The server under test, as the scenarios use it. `publish` imports and publishes a process folder in
+ * `org` with roles bound to groups, and rejects with the server's issues when it is refused (§2, §7).
+ */
+export interface ConformanceTarget {
+  session(who: Identity): Promise<McpSession>;
+  publish(folder: string, bindings?: Record<string, string>, org?: string): Promise<Published>;
+  /** Present when the server offers a manual clock; the timed scenarios need it. */
+  clock?: ManualClock;
+  stop(): Promise<void>;
+}
+
+/** One process to publish before the scenarios run: a folder and its role → group bindings. */
+export interface Publication {
+  folder: string;
+  bindings?: Record<string, string>;
+}
+
+const CONFORMANCE_DIR = fileURLToPath(new URL(".", import.meta.url));
 
 /** The specification's core conformance fixtures (conformance/README.md): a conforming server publishes all ten. */
 export const CORE_FIXTURES = [
@@ -30,8 +72,15 @@ export const CORE_FIXTURES = [
 /** This suite's processes that a conforming server must refuse at publication (published by their tests). */
 export const REFUSED = new Set(["approval-list-next", "branches-key"]);
 
-export const FIXTURES_DIR = join(REPO, "conformance/fixtures");
-export const PROCESSES_DIR = join(REPO, "test/conformance/processes");
+export const FIXTURES_DIR = join(CONFORMANCE_DIR, "../../conformance/fixtures");
+export const PROCESSES_DIR = join(CONFORMANCE_DIR, "processes");
+/** The specification's own example (§2), kept in the repository's samples. */
+const SPEC_EXAMPLE = join(CONFORMANCE_DIR, "../../fixtures/supplier-onboarding");
+
+/** A conformance fixture's folder. */
+export const fixture = (name: string) => join(FIXTURES_DIR, name);
+/** A folder of this suite's own processes. */
+export const suiteProcess = (name: string) => join(PROCESSES_DIR, name);
 
 // biome-ignore lint/suspicious/noExplicitAny: scenarios read response shapes dynamically
 export type Data = any;
@@ -41,6 +90,21 @@ export function sameNameBindings(folder: string): Record<string, string> {
   const parsed = parseProcess(readFileSync(join(folder, "PROCESS.md"), "utf8"));
   if (!parsed.ok) throw new Error(`${folder} does not parse`);
   return Object.fromEntries(parsed.process.roles.map((r) => [r, r]));
+}
+
+/**
+ * What the untimed scenarios need published: the core fixtures, the spec's example and this suite's
+ * processes (but those it must refuse), each role bound to the group of the same name.
+ */
+export function corePublications(): Publication[] {
+  const folders = [
+    ...CORE_FIXTURES.map(fixture),
+    SPEC_EXAMPLE,
+    ...readdirSync(PROCESSES_DIR)
+      .filter((n) => !REFUSED.has(n))
+      .map(suiteProcess),
+  ];
+  return folders.map((folder) => ({ folder, bindings: sameNameBindings(folder) }));
 }
 
 /** A fresh requestId. */
@@ -70,40 +134,54 @@ export function refused(result: Result, code: string, issues?: string[]): Data {
   return result.error;
 }
 
-/** One deployment with everything the scenarios need. */
+/** One server under test with everything the scenarios need. */
 export class Harness {
-  baton!: Deployment;
+  target!: ConformanceTarget;
   private readonly sessions = new Map<string, McpSession>();
 
-  constructor(private readonly start: () => Promise<Deployment>) {}
+  constructor(private readonly start: () => Promise<ConformanceTarget>) {}
 
-  /** Starts the deployment and publishes the core fixtures, the spec's example and this suite's processes. */
-  async setup(): Promise<void> {
-    this.baton = await this.start();
-    const folders = [
-      ...CORE_FIXTURES.map((n) => join(FIXTURES_DIR, n)),
-      join(REPO, "fixtures/supplier-onboarding"),
-      ...readdirSync(PROCESSES_DIR)
-        .filter((n) => !REFUSED.has(n))
-        .map((n) => join(PROCESSES_DIR, n)),
-    ];
-    for (const folder of folders) await this.baton.publish(folder, sameNameBindings(folder));
+  /** Starts the server and publishes `publications` (by default {@link corePublications}), each once. */
+  async setup(publications: Publication[] = corePublications()): Promise<void> {
+    this.target = await this.start();
+    const done = new Set<string>();
+    for (const { folder, bindings = {} } of publications) {
+      const key = JSON.stringify([folder, bindings]);
+      if (done.has(key)) continue;
+      done.add(key);
+      await this.target.publish(folder, bindings);
+    }
   }
 
   async teardown(): Promise<void> {
     await Promise.all([...this.sessions.values()].map((s) => s.close()));
-    await this.baton?.stop();
+    await this.target?.stop();
+  }
+
+  /** The server's manual clock; a timed scenario fails at once on a server without one. */
+  get clock(): ManualClock {
+    if (!this.target.clock)
+      throw new Error("this scenario moves time: the server under test needs a manual clock");
+    return this.target.clock;
   }
 
   /** The MCP session of an identity, created once. */
-  async as(who: As): Promise<McpSession> {
+  async as(who: Identity): Promise<McpSession> {
     const key = JSON.stringify(who);
     let session = this.sessions.get(key);
     if (!session) {
-      session = await this.baton.session(who);
+      session = await this.target.session(who);
       this.sessions.set(key, session);
     }
     return session;
+  }
+
+  /** The sessions of several identities at once, under the same keys. */
+  async sessionsOf<K extends string>(who: Record<K, Identity>): Promise<Record<K, McpSession>> {
+    const entries = await Promise.all(
+      Object.entries<Identity>(who).map(async ([key, identity]) => [key, await this.as(identity)] as const),
+    );
+    return Object.fromEntries(entries) as Record<K, McpSession>;
   }
 
   /** An agent identity's session (org `default` unless given). */

@@ -9,10 +9,7 @@ import { type Deployment, startDistributed, startEmbedded } from "./deploy.ts";
  * exactly as `baton clock advance` does, and small processes written for one test.
  */
 
-/** One minute, hour and day in ms. */
-export const MINUTE = 60_000;
-export const HOUR = 60 * MINUTE;
-export const DAY = 24 * HOUR;
+export { DAY, HOUR, MINUTE, rfc3339 } from "./time.ts";
 
 /**
  * The deployments the timer suites run against: `baton dev --clock manual`, and every service as its
@@ -66,15 +63,6 @@ export class TestClock {
   get api(): { baseUrl: string; token: string } {
     return { baseUrl: this.baseUrl, token: this.token };
   }
-}
-
-/** RFC 3339 of epoch ms, with an offset other than Z when `offset` is given (e.g. `+05:30`). */
-export function rfc3339(ms: number, offset?: string): string {
-  if (!offset) return new Date(ms).toISOString();
-  const sign = offset.startsWith("-") ? -1 : 1;
-  const [h, m] = offset.slice(1).split(":").map(Number) as [number, number];
-  const local = new Date(ms + sign * (h * HOUR + m * MINUTE)).toISOString().replace(/Z$/, "");
-  return `${local}${offset}`;
 }
 
 /**

@@ -176,7 +176,7 @@ describe("submit (tools.md submit, §6 rule 3)", () => {
     ]);
   });
 
-  it("file evidence must exist in the organization with its upload hash; a link never stands in (§5)", () => {
+  it("[#87] file evidence must exist in the organization with its upload hash; a link never stands in (§5)", () => {
     const sim = supplier();
     const claimId = sim.claim(a1, "check_vendor");
     const issues = (evidence: { kind: "file" | "link"; ref: string }[]) =>

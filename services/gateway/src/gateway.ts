@@ -3,6 +3,7 @@ import type { BlobStore } from "@baton/blob";
 import type { Bus, Clock, Logger } from "@baton/bus";
 import { DEFAULTS, OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
 import type { FastifyInstance } from "fastify";
+import { DEFAULT_CONSOLE_DIR } from "./console.ts";
 import { createHttpServer } from "./http.ts";
 import { createToolRouter } from "./tools.ts";
 
@@ -22,6 +23,8 @@ export interface GatewayOptions {
   maxUploadBytes: number;
   callTimeoutMs: number;
   version: string;
+  /** The web console's build folder (default: this repository's `services/console/dist`). */
+  consoleDir?: string;
 }
 
 /**
@@ -63,6 +66,7 @@ export async function createGateway(o: GatewayOptions): Promise<FastifyInstance>
       bodyLimit: Math.ceil((o.maxUploadBytes * 4) / 3) + 256 * 1024,
       callTimeoutMs: o.callTimeoutMs,
       version: o.version,
+      consoleDir: o.consoleDir ?? DEFAULT_CONSOLE_DIR,
     },
   });
 }

@@ -13,7 +13,9 @@ import {
 } from "@baton/bus";
 import type { Identity, ToolResult } from "@baton/protocol";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { registerAdminReads } from "./admin-reads.ts";
 import { argumentProblems, type ParsedBody, parseBody } from "./body.ts";
+import { registerConsole } from "./console.ts";
 import { type CallContext, McpEndpoint, type ToolHandler } from "./mcp.ts";
 
 /** Gateway settings for HTTP. */
@@ -26,6 +28,8 @@ export interface HttpSettings {
   bodyLimit: number;
   callTimeoutMs: number;
   version: string;
+  /** The web console's build folder, served at `/ui/` (issue #16). */
+  consoleDir: string;
 }
 
 /** What the HTTP layer needs. */
@@ -298,6 +302,10 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
       return { subject: SUBJECTS.scheduler, type: "scheduler.advance", payload };
     });
   });
+
+  // Versions and journals for anyone in the organization, and the web console (issue #16).
+  registerAdminReads(app, { bus, clock, log, fileUrls, callTimeoutMs: settings.callTimeoutMs, authenticate });
+  await registerConsole(app, settings.consoleDir);
 
   // Short-lived, signed file downloads (§5 `url`).
   app.get("/files/:id", async (request, reply) => {

@@ -46,6 +46,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     maxUploadBytes: config.BATON_MAX_UPLOAD_BYTES,
     callTimeoutMs: config.BATON_CALL_TIMEOUT_MS,
     version: "0.1.0",
+    ...(config.BATON_CONSOLE_DIR !== undefined ? { consoleDir: config.BATON_CONSOLE_DIR } : {}),
   });
   await app.listen({ host: config.BATON_HOST, port: config.BATON_PORT });
   log.info({ url: `${publicUrl}/mcp` }, "gateway serving");

@@ -21,6 +21,7 @@ import {
   type ToolResult,
 } from "@baton/protocol";
 import { and, asc, desc, eq, gt, sql } from "drizzle-orm";
+import { serveVersionReads } from "./versions.ts";
 
 /** What the registry needs. */
 export interface RegistryDeps {
@@ -68,6 +69,7 @@ const GROUP = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
 export function createRegistry(deps: RegistryDeps) {
   const { db, bus, clock, log, offers } = deps;
   let sub: Subscription | null = null;
+  let reads: Subscription | null = null;
 
   function parse(source: string, folderName: string | null) {
     return parseProcess(source, folderName === null ? {} : { folderName });
@@ -322,10 +324,12 @@ export function createRegistry(deps: RegistryDeps) {
       sub = bus.serve(SUBJECTS.registry, (env) => handle(env as Envelope<RegistryCall>), {
         queue: QUEUES.registry,
       });
+      reads = serveVersionReads(bus, db);
       log.info({}, "registry started");
     },
     async stop() {
       await sub?.stop();
+      await reads?.stop();
     },
   };
 }

@@ -13,6 +13,7 @@ await page.waitForTimeout(500);
 await page.goto(`${url}/ui/${path}`);
 await page.waitForTimeout(Number(process.env.WAIT ?? 2500));
 await page.screenshot({ path: out, fullPage: true });
+console.log("overflow", await page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth"), await page.evaluate(`[...document.querySelectorAll("body *")].filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1).slice(0,8).map(e => e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right)).join("\\n")`));
 console.log("errors", errors);
 console.log("axe", JSON.stringify(await seriousViolations(page), null, 1));
 console.log(page.url());

@@ -63,7 +63,7 @@ describe("web console (issue #16) in Chromium against baton dev", () => {
     const violations: AxeViolation[] = await seriousViolations(page);
     audited.push(name);
     expect(violations, `axe-core on ${name}`).toEqual([]);
-    if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name.replace(/\W+/g, "-")}.png`), fullPage: true });
+    if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name.replace(/\W+/g, "-")}.png`) });
   }
 
   async function heading(page: Page, name: string | RegExp) {
@@ -107,6 +107,10 @@ describe("web console (issue #16) in Chromium against baton dev", () => {
     await card.waitFor({ timeout: WAIT });
     await card.locator("h2 a").click();
   }
+
+  it("baton dev prints the console's address under its MCP line", () => {
+    expect(baton.consoleUrl).toBe(`${base}/ui/`);
+  });
 
   it("serves /ui/ from the build with a strict Content-Security-Policy and no inline script", async () => {
     const response = await fetch(`${base}/ui/`);
@@ -260,6 +264,42 @@ describe("web console (issue #16) in Chromium against baton dev", () => {
     expect(done).toMatchObject({ next: "filed", reason: "Every field was checked.", by: "clara@example.com" });
     expect(done.evidence).toHaveLength(1);
     expect(done.evidence[0]).toMatchObject({ kind: "file" });
+    // On the run page, the file's link opens its bytes (§5 `url`).
+    await page.getByRole("link", { name: "the run" }).click();
+    await heading(page, /Run of console-form/);
+    const file = page.locator("section.step-data a", { hasText: `File ${done.evidence[0].ref}` });
+    await file.waitFor({ timeout: WAIT });
+    const bytes = await fetch((await file.getAttribute("href")) as string);
+    expect(await bytes.text()).toBe("signed copy\n");
+    await page.close();
+  });
+
+  it("a decision the server refuses as stale reloads the run and keeps what was typed; sent again, it goes through", async () => {
+    const runId = await expenseAtApproval();
+    const page = await tab();
+    await signIn(page, await token({ kind: "person", id: "mia@example.com", groups: ["manager"] }));
+    await openInboxItem(page, runId);
+    await heading(page, "Approval: Approve");
+    // The first decide carries a snapshot from before the run moved on (§3.4): the server says stale.
+    let rewritten = 0;
+    await page.route(`${base}/mcp`, async (route) => {
+      const body = route.request().postData() ?? "";
+      if (rewritten === 0 && body.includes('"name":"decide"')) {
+        rewritten++;
+        return route.continue({ postData: body.replace(/"snapshot":"[0-9a-f]+"/, `"snapshot":"${"0".repeat(64)}"`) });
+      }
+      return route.continue();
+    });
+    const note = "Within policy; the hotel was booked early.";
+    await page.getByLabel("Note (required to reject)").fill(note);
+    await page.getByRole("button", { name: "Approve" }).click();
+    await page.getByText("The run changed since you opened this item.").waitFor({ timeout: WAIT });
+    expect(rewritten).toBe(1);
+    expect(await page.getByLabel("Note (required to reject)").inputValue()).toBe(note);
+    await page.getByRole("button", { name: "Approve" }).click();
+    await heading(page, "Decided: approved");
+    const view = await manager.ok("get_run", { runId });
+    expect(view.data.steps.approve).toMatchObject({ decision: "approved", note });
     await page.close();
   });
 

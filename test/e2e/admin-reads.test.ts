@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEPLOYMENTS, type Deployment, REPO } from "../support/deploy.ts";
+import { type As, DEPLOYMENTS, type Deployment, REPO } from "../support/deploy.ts";
 import type { McpSession } from "../support/mcp.ts";
 
 const EXPENSE = join(REPO, "fixtures/expense-approval");
@@ -25,6 +25,7 @@ describe.each(DEPLOYMENTS)("admin API reads (issue #16) — %s", (_label, start)
     const response = await fetch(`${base}${path}`, {
       headers: bearer ? { authorization: `Bearer ${bearer}` } : {},
     });
+    // biome-ignore lint/suspicious/noExplicitAny: tests read response shapes dynamically
     return { status: response.status, body: (await response.json()) as Record<string, any> };
   };
 
@@ -67,10 +68,11 @@ describe.each(DEPLOYMENTS)("admin API reads (issue #16) — %s", (_label, start)
   });
 
   it("lists every version with content hash and bindings, and one version with its source, for an agent and a person", async () => {
-    for (const as of [
+    const readers: As[] = [
       { kind: "agent", id: "a_reads" },
       { kind: "person", id: "pat@example.com", groups: [] },
-    ] as const) {
+    ];
+    for (const as of readers) {
       const bearer = await baton.token(as);
       const list = await get("/api/processes/expense-approval/versions", bearer);
       expect(list.status).toBe(200);
@@ -82,7 +84,10 @@ describe.each(DEPLOYMENTS)("admin API reads (issue #16) — %s", (_label, start)
       expect(Date.parse(latest.publishedAt)).not.toBeNaN();
       const one = await get(`/api/processes/expense-approval/versions/${latest.version}`, bearer);
       expect(one.status).toBe(200);
-      expect(one.body.data).toMatchObject({ ...latest, source: readFileSync(join(EXPENSE, "PROCESS.md"), "utf8") });
+      expect(one.body.data).toMatchObject({
+        ...latest,
+        source: readFileSync(join(EXPENSE, "PROCESS.md"), "utf8"),
+      });
       expect(one.body.data.definition.steps.map((s: { id: string }) => s.id)).toEqual([
         "check_claim",
         "approve",
@@ -103,7 +108,9 @@ describe.each(DEPLOYMENTS)("admin API reads (issue #16) — %s", (_label, start)
     const page = journal.body.data;
     expect(page.runId).toBe(runId);
     expect(page.nextAfter).toBeNull();
-    expect(page.entries.map((e: { command: string; actor: string; rev: number }) => [e.rev, e.command, e.actor])).toEqual([
+    expect(
+      page.entries.map((e: { command: string; actor: string; rev: number }) => [e.rev, e.command, e.actor]),
+    ).toEqual([
       [1, "start_run", "pat@example.com"],
       [2, "claim", "a_reads"],
       [3, "submit", "a_reads"],
@@ -129,7 +136,12 @@ describe.each(DEPLOYMENTS)("admin API reads (issue #16) — %s", (_label, start)
   });
 
   it("another organization reads its own versions only, and another organization's run is not_found like a missing one", async () => {
-    const outsider = await baton.token({ kind: "person", id: "eve@example.com", operator: true, org: "other" });
+    const outsider = await baton.token({
+      kind: "person",
+      id: "eve@example.com",
+      operator: true,
+      org: "other",
+    });
     const theirs = await get("/api/processes/expense-approval/versions", outsider);
     expect(theirs.status).toBe(200);
     expect(theirs.body.data.versions.map((v: { bindings: unknown }) => v.bindings)).toEqual([
@@ -146,7 +158,10 @@ describe.each(DEPLOYMENTS)("admin API reads (issue #16) — %s", (_label, start)
     const stranger = await baton.token({ kind: "agent", id: "a_x", org: "third" });
     const none = await get("/api/processes/expense-approval/versions", stranger);
     expect(none.status).toBe(404);
-    expect(none.body.error).toEqual({ code: "not_found", message: "no process expense-approval in your organization" });
+    expect(none.body.error).toEqual({
+      code: "not_found",
+      message: "no process expense-approval in your organization",
+    });
     const version = await get("/api/processes/expense-approval/versions/1", stranger);
     expect(version.status).toBe(404);
   });

@@ -11,6 +11,8 @@ import { generateProcess } from "../support/generated-process.ts";
 import type { McpSession } from "../support/mcp.ts";
 
 const run = promisify(execFile);
+/** What the tests read of an element's computed style (this file has no DOM types). */
+type CSSDeclaration = { strokeDasharray: string };
 const WAIT = 30_000;
 const FORM_FOLDER = join(REPO, "test/e2e/processes/console-form");
 /** Set to a folder to keep a screenshot of each page the tests visit (docs/console.md's images). */
@@ -137,11 +139,19 @@ describe("web console (issue #16) in Chromium against baton dev", () => {
     const runId = await expenseAtApproval();
     const { stdout } = await run(
       process.execPath,
-      ["--import", "tsx", join(REPO, "services/cli/src/main.ts"), "token", "person", "mia@example.com"]
-        .concat(["--groups", "manager", "--console", "--data-dir", baton.dataDir]),
+      [
+        "--import",
+        "tsx",
+        join(REPO, "services/cli/src/main.ts"),
+        "token",
+        "person",
+        "mia@example.com",
+      ].concat(["--groups", "manager", "--console", "--data-dir", baton.dataDir]),
       { cwd: REPO, timeout: 60_000 },
     );
-    expect(stdout).toMatch(new RegExp(`^${base.replace(/[.:/]/g, "\\$&")}/ui/#token=[\\w-]+\\.[\\w-]+\\.[\\w-]+\\n$`));
+    expect(stdout).toMatch(
+      new RegExp(`^${base.replace(/[.:/]/g, "\\$&")}/ui/#token=[\\w-]+\\.[\\w-]+\\.[\\w-]+\\n$`),
+    );
     const page = await tab();
     await page.goto(stdout.trim());
     await heading(page, "Inbox");
@@ -202,7 +212,10 @@ describe("web console (issue #16) in Chromium against baton dev", () => {
 
   it("a task form refuses a wrong value with the engine's issue by the field, keeps what was typed, sends numbers exactly as typed, then accepts", async () => {
     const clerk = await baton.session({ kind: "person", id: "clara@example.com", groups: ["clerk"] });
-    const started = await clerk.ok("start_run", { process: "console-form", inputs: { subject: "Q3 invoice" } });
+    const started = await clerk.ok("start_run", {
+      process: "console-form",
+      inputs: { subject: "Q3 invoice" },
+    });
     const runId = started.run.id as string;
     await clerk.close();
     const page = await tab();
@@ -261,7 +274,11 @@ describe("web console (issue #16) in Chromium against baton dev", () => {
       due: "2026-12-24",
       tags: ["urgent"],
     });
-    expect(done).toMatchObject({ next: "filed", reason: "Every field was checked.", by: "clara@example.com" });
+    expect(done).toMatchObject({
+      next: "filed",
+      reason: "Every field was checked.",
+      by: "clara@example.com",
+    });
     expect(done.evidence).toHaveLength(1);
     expect(done.evidence[0]).toMatchObject({ kind: "file" });
     // On the run page, the file's link opens its bytes (§5 `url`).
@@ -286,7 +303,9 @@ describe("web console (issue #16) in Chromium against baton dev", () => {
       const body = route.request().postData() ?? "";
       if (rewritten === 0 && body.includes('"name":"decide"')) {
         rewritten++;
-        return route.continue({ postData: body.replace(/"snapshot":"[0-9a-f]+"/, `"snapshot":"${"0".repeat(64)}"`) });
+        return route.continue({
+          postData: body.replace(/"snapshot":"[0-9a-f]+"/, `"snapshot":"${"0".repeat(64)}"`),
+        });
       }
       return route.continue();
     });
@@ -364,26 +383,33 @@ describe("web console (issue #16) in Chromium against baton dev", () => {
     expect(lanes).toEqual(["Agent", "Finance approver"]);
     expect(await svg.locator("polygon.decision-node").count()).toBe(1);
     for (const when of ["Vendor is cleared on both lists", "Any sanctions hit"]) {
-      const edge = svg.locator('g.edge-route[data-from="check_vendor.decision"]', { hasText: when.split(" ")[0] as string });
+      const edge = svg.locator('g.edge-route[data-from="check_vendor.decision"]', {
+        hasText: when.split(" ")[0] as string,
+      });
       expect(await edge.count(), when).toBeGreaterThanOrEqual(1);
     }
-    expect((await svg.locator("g.edge-route .edge-label").allTextContents()).map((t) => t.replace(/\s+/g, ""))).toEqual(
-      expect.arrayContaining(["Vendorisclearedonbothlists", "Anysanctionshit"]),
-    );
+    expect(
+      (await svg.locator("g.edge-route .edge-label").allTextContents()).map((t) => t.replace(/\s+/g, "")),
+    ).toEqual(expect.arrayContaining(["Vendorisclearedonbothlists", "Anysanctionshit"]));
     const rejection = svg.locator('g.edge-rejected[data-from="approve"][data-to="check_vendor"] path');
     expect(await rejection.count()).toBe(1);
-    expect(await rejection.evaluate((p) => getComputedStyle(p).strokeDasharray)).not.toBe("none");
+    const dashes = await rejection.evaluate(
+      (p) =>
+        (globalThis as unknown as { getComputedStyle(e: unknown): CSSDeclaration }).getComputedStyle(p)
+          .strokeDasharray,
+    );
+    expect(dashes).not.toBe("none");
     const ends = await svg.locator("g.end-node text").allTextContents();
     expect(ends.sort()).toEqual(["End: declined", "End: onboarded"]);
     expect(await svg.locator('g.card-node[data-step="approve"]').textContent()).toContain("Approval");
     // Versions with content hash and bindings, as the admin API reads them.
-    const versions = await (
+    const versions = (await (
       await fetch(`${base}/api/processes/supplier-onboarding/versions`, {
         headers: { authorization: `Bearer ${await token({ kind: "agent", id: "a_reader" })}` },
       })
-    ).json();
+    ).json()) as { data: { versions: { contentHash: string }[] } };
     const row = page.locator("table tbody tr").first();
-    expect(await row.textContent()).toContain(versions.data.versions[0].contentHash);
+    expect(await row.textContent()).toContain(versions.data.versions[0]?.contentHash);
     expect(await row.textContent()).toContain("finance-approver → finance-approver");
     await audit(page, "process map");
     await page.close();
@@ -411,18 +437,28 @@ describe("web console (issue #16) in Chromium against baton dev", () => {
     for (const [i, stepId] of generated.steps.entries()) {
       const outcome = generated.outcomes[i - (generated.steps.length - generated.outcomes.length)];
       if (stepId.startsWith("end_")) {
-        expect(await svg.locator(`g.end-node[data-step="${stepId}"]`).textContent(), context).toBe(`End: ${outcome}`);
+        expect(await svg.locator(`g.end-node[data-step="${stepId}"]`).textContent(), context).toBe(
+          `End: ${outcome}`,
+        );
       } else expect(await svg.locator(`g.card-node[data-step="${stepId}"]`).count(), context).toBe(1);
     }
     const decisions = new Set(generated.routes.filter((r) => r.kind === "route").map((r) => r.from));
     expect(await svg.locator("polygon.decision-node").count(), context).toBe(decisions.size);
     for (const r of generated.routes) {
       const from = r.kind === "route" ? `${r.from}.decision` : r.from;
-      const edge = svg.locator(`g.edge-${r.kind === "next" ? "flow" : r.kind}[data-from="${from}"][data-to="${r.to}"]`);
-      const kind = (await edge.count()) === 0 ? svg.locator(`g.edge-approved[data-from="${from}"][data-to="${r.to}"]`) : edge;
+      const edge = svg.locator(
+        `g.edge-${r.kind === "next" ? "flow" : r.kind}[data-from="${from}"][data-to="${r.to}"]`,
+      );
+      const kind =
+        (await edge.count()) === 0
+          ? svg.locator(`g.edge-approved[data-from="${from}"][data-to="${r.to}"]`)
+          : edge;
       expect(await kind.count(), `${r.from} → ${r.to} (${r.kind}), ${context}`).toBe(1);
       // A label wraps onto several <text> lines: compare without white space.
-      if (r.when) expect((await kind.textContent())?.replace(/\s+/g, ""), context).toContain(r.when.replace(/\s+/g, ""));
+      if (r.when)
+        expect((await kind.textContent())?.replace(/\s+/g, ""), context).toContain(
+          r.when.replace(/\s+/g, ""),
+        );
     }
     const lanes = await svg.locator("g.lane").evaluateAll((gs) => gs.map((g) => g.getAttribute("data-lane")));
     const expected = ["Agent", ...generated.roles.map((r) => r.charAt(0).toUpperCase() + r.slice(1))];
@@ -446,7 +482,9 @@ describe("web console (issue #16) in Chromium against baton dev", () => {
         if (path.startsWith("runs/")) await page.locator("svg.map-svg").waitFor({ timeout: WAIT });
         else await page.locator("h1").waitFor({ timeout: WAIT });
         // Reflow: the page itself never scrolls sideways (a wide map scrolls inside its own region).
-        const overflow = await page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth");
+        const overflow = await page.evaluate(
+          "document.documentElement.scrollWidth - document.documentElement.clientWidth",
+        );
         expect(overflow, `${label} ${path || "inbox"}`).toBeLessThanOrEqual(0);
         await audit(page, `${path.split("/")[0] || "inbox"} (${label})`);
       }
@@ -461,4 +499,3 @@ describe("web console (issue #16) in Chromium against baton dev", () => {
     expect(problems).toEqual([]);
   });
 });
-

@@ -30,10 +30,38 @@ function random(seed: number): () => number {
   };
 }
 
-const VERBS = ["check", "review", "collect", "verify", "prepare", "draft", "confirm", "file", "assess", "notify"];
-const NOUNS = ["invoice", "contract", "badge", "order", "claim", "report", "permit", "quote", "ledger", "visa"];
+const VERBS = [
+  "check",
+  "review",
+  "collect",
+  "verify",
+  "prepare",
+  "draft",
+  "confirm",
+  "file",
+  "assess",
+  "notify",
+];
+const NOUNS = [
+  "invoice",
+  "contract",
+  "badge",
+  "order",
+  "claim",
+  "report",
+  "permit",
+  "quote",
+  "ledger",
+  "visa",
+];
 const ROLES = ["clerk", "auditor", "buyer", "lead", "reviewer"];
-const PHRASES = ["the totals agree", "a signature is missing", "the vendor is new", "all checks pass", "anything is unclear"];
+const PHRASES = [
+  "the totals agree",
+  "a signature is missing",
+  "the vendor is new",
+  "all checks pass",
+  "anything is unclear",
+];
 const OUTCOMES = ["closed", "archived", "escalated", "settled", "withdrawn"];
 
 /**
@@ -61,12 +89,22 @@ export function generateProcess(name: string, seed: number): GeneratedProcess {
   const finishes = outcomes.map((o) => `end_${o}`);
   const routes: GeneratedProcess["routes"] = [];
   const roles = new Set<string>();
-  const lines: string[] = ["---", `name: ${name}`, "description: Generated for the console's map test.", "steps:"];
+  const lines: string[] = [
+    "---",
+    `name: ${name}`,
+    "description: Generated for the console's map test.",
+    "steps:",
+  ];
 
   work.forEach((stepId, i) => {
     const last = i === work.length - 1;
     // The first step is an agent's, and the last lists every finish, so both are agent or task steps.
-    const kind = i === 0 ? "agent" : last ? pick(["agent", "task"] as const) : pick(["agent", "task", "approve"] as const);
+    const kind =
+      i === 0
+        ? "agent"
+        : last
+          ? pick(["agent", "task"] as const)
+          : pick(["agent", "task", "approve"] as const);
     lines.push(`  - id: ${stepId}`);
     if (kind === "agent") lines.push(`    agent: ${pick(VERBS)} the ${pick(NOUNS)} and say what you found.`);
     else {
@@ -90,7 +128,12 @@ export function generateProcess(name: string, seed: number): GeneratedProcess {
     const targets = last
       ? finishes
       : rand() < 0.5
-        ? [following as string, ...[...work.slice(i + 2), ...finishes].sort(() => rand() - 0.5).slice(0, 1 + Math.floor(rand() * 2))]
+        ? [
+            following as string,
+            ...[...work.slice(i + 2), ...finishes]
+              .sort(() => rand() - 0.5)
+              .slice(0, 1 + Math.floor(rand() * 2)),
+          ]
         : [following as string];
     if (targets.length === 1) {
       lines.push(`    next: ${targets[0]}`);
@@ -108,5 +151,12 @@ export function generateProcess(name: string, seed: number): GeneratedProcess {
     lines.push(`  - id: ${f}`, `    finish: ${outcomes[i]}`);
   });
   lines.push("---", "", `# ${name}`, "", "Generated for the console's map test.", "");
-  return { name, source: lines.join("\n"), steps: [...work, ...finishes], routes, roles: [...roles], outcomes };
+  return {
+    name,
+    source: lines.join("\n"),
+    steps: [...work, ...finishes],
+    routes,
+    roles: [...roles],
+    outcomes,
+  };
 }

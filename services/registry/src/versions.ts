@@ -1,7 +1,7 @@
 // Published versions as the admin API reads them (issue #16): any identity of the organization.
 import { type Bus, type Envelope, QUEUES, SUBJECTS, type Subscription } from "@baton/bus";
 import { type Db, processVersions } from "@baton/db";
-import type { Process } from "@baton/process";
+import { type Process, parseProcess } from "@baton/process";
 import {
   fail,
   formatArgIssues,
@@ -33,7 +33,8 @@ function summary(r: Row): VersionSummary {
 
 /**
  * Answers `registry.read` (bus catalog {@link VersionsQuery}): every published version of a process
- * in the caller's organization, newest first, or one version with its source and parsed definition.
+ * in the caller's organization, newest first, or one version with its source and parsed definition
+ * (fields in declared order).
  * A process or version of another organization is `not_found`, never a hint that it exists.
  */
 export async function readVersions(db: Db, env: Envelope): Promise<ToolResult<VersionList | VersionDetail>> {
@@ -68,7 +69,11 @@ export async function readVersions(db: Db, env: Envelope): Promise<ToolResult<Ve
     .where(and(ofProcess, eq(processVersions.version, version)));
   const row = rows[0];
   if (!row) return fail(protocolError("not_found", `no version ${version} of ${name} in your organization`));
-  return ok({ ...summary(row), source: row.source, definition: row.definition as Process });
+  // Parsed again from the file: the stored definition is jsonb, which keeps no key order, and a
+  // person reads fields in the order they were declared (the console's forms and maps).
+  const reparsed = parseProcess(row.source);
+  const definition = reparsed.ok ? reparsed.process : (row.definition as Process);
+  return ok({ ...summary(row), source: row.source, definition });
 }
 
 /** Serves `registry.read` on the bus (queue `registry`) until stopped. */

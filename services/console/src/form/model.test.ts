@@ -1,3 +1,4 @@
+import type { Fields } from "@baton/process";
 import { describe, expect, it } from "vitest";
 import { ExactNumber, writeExactNumbers } from "../exact-number.ts";
 import { controlsFor, issuesByTarget, issueTarget, localDateTime, outputOf } from "./model.ts";
@@ -14,7 +15,7 @@ const fields = {
   owner: "person",
   meta: "object",
   remark: { type: "string", optional: true },
-} as const;
+} satisfies Fields;
 
 describe("task forms from declared output fields (§2.3, issue #16)", () => {
   it("one control per field, by type: one_of as a choice, booleans, numbers, dates, lists, objects, optional", () => {
@@ -87,9 +88,11 @@ describe("task forms from declared output fields (§2.3, issue #16)", () => {
     expect(issueTarget('note: required with decision "rejected"')).toBe("note");
     expect(issueTarget("summary: blank; leave it out or say what was done")).toBe("summary");
     expect(issueTarget("runDataBytes: over the limit")).toBe("");
-    expect([...issuesByTarget(["output.a: missing", "output.b: missing", "output.a: not declared"])]).toEqual([
-      ["output.a", ["output.a: missing", "output.a: not declared"]],
-      ["output.b", ["output.b: missing"]],
-    ]);
+    expect([...issuesByTarget(["output.a: missing", "output.b: missing", "output.a: not declared"])]).toEqual(
+      [
+        ["output.a", ["output.a: missing", "output.a: not declared"]],
+        ["output.b", ["output.b: missing"]],
+      ],
+    );
   });
 });

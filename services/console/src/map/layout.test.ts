@@ -25,7 +25,9 @@ describe("layoutMap (issue #16: laid out by ELK, lanes per performer)", () => {
       for (const node of layout.nodes) {
         const lane = layout.lanes.find((l) => l.id === node.lane)!;
         expect(node.y, `seed ${seed} ${node.id}`).toBeGreaterThanOrEqual(lane.y);
-        expect(node.y + node.height, `seed ${seed} ${node.id}`).toBeLessThanOrEqual(lane.y + lane.height + 0.001);
+        expect(node.y + node.height, `seed ${seed} ${node.id}`).toBeLessThanOrEqual(
+          lane.y + lane.height + 0.001,
+        );
         expect(node.x + node.width).toBeLessThanOrEqual(layout.width);
       }
       for (const edge of layout.edges) {

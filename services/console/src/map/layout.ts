@@ -158,42 +158,71 @@ export async function layoutMap(map: ProcessMap, elk: ELK): Promise<MapLayout> {
   // Columns: nodes whose first-pass x is equal share a layer.
   const xs = [...new Set((first.children ?? []).map((c) => c.x ?? 0))].sort((a, b) => a - b);
   const column = (id: string) => xs.indexOf(placed.get(id)?.x ?? 0);
-  const laneIndex = new Map(map.lanes.map((l, i) => [l.id, i]));
   const stacks = new Map<string, MapNode[]>();
   for (const node of [...map.nodes].sort((a, b) => (placed.get(a.id)?.y ?? 0) - (placed.get(b.id)?.y ?? 0))) {
     const key = `${node.lane}|${column(node.id)}`;
     stacks.set(key, [...(stacks.get(key) ?? []), node]);
   }
-  const rowHeight = SIZES.card.height + 36;
-  const depth = map.lanes.map((l) =>
-    Math.max(1, ...[...stacks.entries()].filter(([k]) => k.startsWith(`${l.id}|`)).map(([, v]) => v.length)),
-  );
-  const laneTop: number[] = [];
-  let y = 0;
-  for (const d of depth) {
-    laneTop.push(y);
-    y += d * rowHeight + LANE_PAD;
-  }
-  const positions = new Map<string, Point>();
+  // In each lane and layer, the first node sits on the lane's centre line (so lines run straight
+  // along a lane) and the others stack below it, each by its own height.
+  const GAP = 40;
+  const firstRow = SIZES.card.height;
+  const offsets = new Map<string, number>();
+  const laneDepth = new Map<string, number>();
   for (const [key, nodes] of stacks) {
-    const lane = laneIndex.get(key.split("|")[0] as string) ?? 0;
+    let bottom = 0;
     nodes.forEach((node, i) => {
-      const size = sizeOf(node);
+      const h = sizeOf(node).height;
+      const top = i === 0 ? (firstRow - h) / 2 : bottom + GAP;
+      offsets.set(node.id, top);
+      bottom = i === 0 ? Math.max(top + h, firstRow) : top + h;
+    });
+    const lane = key.split("|")[0] as string;
+    laneDepth.set(lane, Math.max(laneDepth.get(lane) ?? firstRow, bottom));
+  }
+  const byId = new Map(map.nodes.map((n) => [n.id, n]));
+  // ELK keeps the given places where it can, but may push nodes apart to make room for lines. Lanes
+  // are bands that must not overlap: when they would, lanes move further apart and ELK runs again.
+  let second: ElkNode | null = null;
+  let nodes: PlacedNode[] = [];
+  let extent: { top: number; bottom: number }[] = [];
+  for (let laneGap = LANE_PAD * 2; laneGap <= LANE_PAD * 12; laneGap += LANE_PAD * 2) {
+    const laneTop = new Map<string, number>();
+    let y = 0;
+    for (const l of map.lanes) {
+      laneTop.set(l.id, y);
+      y += (laneDepth.get(l.id) ?? firstRow) + laneGap;
+    }
+    const positions = new Map<string, Point>();
+    for (const node of map.nodes) {
       positions.set(node.id, {
         x: placed.get(node.id)?.x ?? 0,
-        y: (laneTop[lane] ?? 0) + LANE_PAD / 2 + i * rowHeight + (rowHeight - size.height) / 2,
+        y: (laneTop.get(node.lane) ?? 0) + laneGap / 2 + (offsets.get(node.id) ?? 0),
       });
+    }
+    second = await elk.layout(elkGraph(map, positions));
+    nodes = (second.children ?? []).map((c) => {
+      const node = byId.get(c.id) as MapNode;
+      return {
+        ...node,
+        x: (c.x ?? 0) + LANE_HEADER,
+        y: c.y ?? 0,
+        width: c.width ?? 0,
+        height: c.height ?? 0,
+      };
     });
+    extent = map.lanes.map((l) => {
+      const own = nodes.filter((n) => n.lane === l.id);
+      return {
+        top: Math.min(...own.map((n) => n.y)) - LANE_PAD / 2,
+        bottom: Math.max(...own.map((n) => n.y + n.height)) + LANE_PAD / 2,
+      };
+    });
+    if (extent.every((e, i) => i === 0 || (extent[i - 1] as { bottom: number }).bottom <= e.top)) break;
   }
 
-  const second = await elk.layout(elkGraph(map, positions));
-  const byId = new Map(map.nodes.map((n) => [n.id, n]));
-  const nodes: PlacedNode[] = (second.children ?? []).map((c) => {
-    const node = byId.get(c.id) as MapNode;
-    return { ...node, x: (c.x ?? 0) + LANE_HEADER, y: c.y ?? 0, width: c.width ?? 0, height: c.height ?? 0 };
-  });
   const edgeById = new Map(map.edges.map((e) => [e.id, e]));
-  const edges: PlacedEdge[] = (second.edges ?? []).map((raw) => {
+  const edges: PlacedEdge[] = (second?.edges ?? []).map((raw) => {
     const e = raw as ElkExtendedEdge;
     const edge = edgeById.get(e.id) as MapEdge;
     const section = e.sections?.[0];
@@ -207,13 +236,6 @@ export async function layoutMap(map: ProcessMap, elk: ELK): Promise<MapLayout> {
   });
 
   // Bands: each lane spans its nodes; neighbouring bands meet halfway between them.
-  const extent = map.lanes.map((l) => {
-    const own = nodes.filter((n) => n.lane === l.id);
-    return {
-      top: Math.min(...own.map((n) => n.y)) - LANE_PAD / 2,
-      bottom: Math.max(...own.map((n) => n.y + n.height)) + LANE_PAD / 2,
-    };
-  });
   const lanes: PlacedLane[] = map.lanes.map((l, i) => {
     const prev = extent[i - 1];
     const next = extent[i + 1];

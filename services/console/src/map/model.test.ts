@@ -9,7 +9,8 @@ function load(path: string): Process {
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
   return parsed.process;
 }
-const edges = (p: Process) => processMap(p).edges.map((e) => `${e.from} -${e.kind}-> ${e.to}${e.label ? ` [${e.label}]` : ""}`);
+const edges = (p: Process) =>
+  processMap(p).edges.map((e) => `${e.from} -${e.kind}-> ${e.to}${e.label ? ` [${e.label}]` : ""}`);
 
 describe("processMap (authoring/process-maps.md, issue #16)", () => {
   it("supplier-onboarding: Agent then the approver's lane, a decision point with when labels, Approved forward, a Rejected line back, two ends", () => {
@@ -31,7 +32,11 @@ describe("processMap (authoring/process-maps.md, issue #16)", () => {
     expect(byId.get("check_vendor.decision")).toMatchObject({ kind: "decision", lane: "agent" });
     // Finishes sit in the lane of the step before them.
     expect(byId.get("decline")).toMatchObject({ kind: "end", label: "declined", lane: "agent" });
-    expect(byId.get("done")).toMatchObject({ kind: "end", label: "onboarded", lane: "person:finance-approver" });
+    expect(byId.get("done")).toMatchObject({
+      kind: "end",
+      label: "onboarded",
+      lane: "person:finance-approver",
+    });
     expect(byId.get("check_vendor")?.badges).toEqual(["Output: cleared, summary", "Evidence: file"]);
     expect(byId.get("approve")?.badges).toEqual(["Due 2d"]);
   });
@@ -39,7 +44,9 @@ describe("processMap (authoring/process-maps.md, issue #16)", () => {
   it("a person path is a lane of its own; a default next is the following step", () => {
     const map = processMap(load("fixtures/expense-approval/PROCESS.md"));
     expect(map.lanes.map((l) => l.label)).toEqual(["Agent", "Manager", "Person in inputs.employee"]);
-    expect(edges(load("fixtures/expense-approval/PROCESS.md"))).toContain("return_to_employee -flow-> returned");
+    expect(edges(load("fixtures/expense-approval/PROCESS.md"))).toContain(
+      "return_to_employee -flow-> returned",
+    );
   });
 
   it("an approval without on_reject says the run ends rejected; the parallel profile forks to each branch and joins before next", () => {
@@ -68,7 +75,10 @@ describe("processMap (authoring/process-maps.md, issue #16)", () => {
       "Person in inputs.commander",
     ]);
     const ends = load("fixtures/supplier-onboarding/PROCESS.md");
-    const noReject = { ...ends, steps: ends.steps.map((s) => (s.kind === "approve" ? { ...s, onReject: null } : s)) };
+    const noReject = {
+      ...ends,
+      steps: ends.steps.map((s) => (s.kind === "approve" ? { ...s, onReject: null } : s)),
+    };
     expect(processMap(noReject).nodes.find((n) => n.id === "approve")?.badges).toContain(
       "Rejected: the run ends rejected",
     );

@@ -1,5 +1,6 @@
 // A work item (§3.4): the step's instructions, the run data so far, and the decision.
-import type { Decision, RunView, WorkItem } from "@baton/protocol";
+import type { Decision, RunView, VersionDetail, WorkItem } from "@baton/protocol";
+import type { ComponentChildren } from "preact";
 import { useMemo, useState } from "preact/hooks";
 import { type AttachedEvidence, EvidenceInput } from "../components/evidence-input.tsx";
 import { errorId, FieldIssues, OutputForm } from "../components/output-form.tsx";
@@ -51,16 +52,46 @@ export function WorkItemPage({ runId, workItemId }: { runId: string; workItemId:
               <summary>About this process</summary>
               <pre class="process-body">{view.body}</pre>
             </details>
-            <DecisionForm
-              item={item}
-              reload={reload}
-              onDecided={(decision, v) => setDecided({ decision, view: v })}
-            />
+            <DeclaredOrder view={view} stepId={item.stepId}>
+              {(order) => (
+                <DecisionForm
+                  item={item}
+                  order={order}
+                  reload={reload}
+                  onDecided={(decision, v) => setDecided({ decision, view: v })}
+                />
+              )}
+            </DeclaredOrder>
           </>
         );
       }}
     </Loading>
   );
+}
+
+/**
+ * The step's output fields in the order the file declares them (run data keeps no key order), from
+ * the published version; the form waits for it, and falls back to the work item's order.
+ */
+function DeclaredOrder({
+  view,
+  stepId,
+  children,
+}: {
+  view: RunView;
+  stepId: string;
+  children: (order: string[]) => ComponentChildren;
+}) {
+  const calls = useCalls();
+  const { process, version } = view.run;
+  const [loaded] = useLoad(
+    () => calls.get<VersionDetail>(`/api/processes/${encodeURIComponent(process)}/versions/${version}`),
+    `version:${process}:${version}`,
+  );
+  if (loaded.state === "loading") return <p role="status">Loading the form…</p>;
+  const step = loaded.state === "ok" ? loaded.data.definition.steps.find((s) => s.id === stepId) : undefined;
+  const output = step && (step.kind === "task" || step.kind === "agent") ? step.output : null;
+  return <>{children(Object.keys(output ?? {}))}</>;
 }
 
 function Handoff({ item }: { item: WorkItem }) {
@@ -154,15 +185,21 @@ interface Draft {
  */
 function DecisionForm({
   item,
+  order,
   reload,
   onDecided,
 }: {
   item: WorkItem;
+  /** Output field names in declared order. */
+  order: string[];
   reload: () => Promise<void>;
   onDecided: (decision: Decision, view: RunView) => void;
 }) {
   const calls = useCalls();
-  const controls = useMemo(() => controlsFor(item.output), [item.output]);
+  const controls = useMemo(() => {
+    const rank = (name: string) => (order.includes(name) ? order.indexOf(name) : order.length);
+    return controlsFor(item.output).sort((a, b) => rank(a.name) - rank(b.name));
+  }, [item.output, order]);
   const [draft, setDraft] = useState<Draft>({
     values: Object.fromEntries(controls.map((c) => [c.name, c.widget === "list" ? [] : ""])),
     evidence: [],

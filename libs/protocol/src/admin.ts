@@ -2,12 +2,35 @@ import type { Process } from "@baton/process";
 import { z } from "zod";
 
 /**
- * The admin API's read endpoints (issue #16): what no tool reads, for the web console and anyone in
- * the organization. Published versions with their source, content hash and bindings (§6 rule 5, §7),
+ * The admin API's shapes: drafts and publications (§7, operators), and the read endpoints (issue
+ * #16): what no tool reads, for the web console and anyone in the organization. Published versions with their source, content hash and bindings (§6 rule 5, §7),
  * and a run's journal (ARCHITECTURE rule 6: who, what, when, against which version and content hash).
  * Every answer is the protocol's `{ ok, data | error }`; another organization's process or run is
  * `not_found`, as it is for the tools.
  */
+
+/** A draft as the admin API shows it (§7: roles to bind, `requires` shown): `POST /api/processes`, `GET /api/drafts/:id`, `PUT /api/drafts/:id/bindings`. */
+export interface DraftView {
+  draftId: string;
+  name: string;
+  description: string;
+  /** Role names used in `person:` that need a group. */
+  roles: string[];
+  bindings: Record<string, string>;
+  /** Roles without a group yet; publication needs none left. */
+  unbound: string[];
+  requires: { systems: string[] } | null;
+  contentHash: string;
+}
+
+/** The result of a publication (`POST /api/drafts/:id/publish`). */
+export interface Published {
+  name: string;
+  version: number;
+  contentHash: string;
+  /** True when identical content and bindings were already the latest version (nothing new was created). */
+  unchanged: boolean;
+}
 
 /** `GET /api/processes/:name/versions` and `GET /api/processes/:name/versions/:version`. */
 export const VersionsQuery = z.strictObject({

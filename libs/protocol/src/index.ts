@@ -1,7 +1,9 @@
 export {
+  type DraftView,
   type JournalEntry,
   type JournalPage,
   JournalQuery,
+  type Published,
   type VersionDetail,
   type VersionList,
   type VersionSummary,

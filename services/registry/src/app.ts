@@ -12,11 +12,13 @@ import {
 import { type Db, drafts, processVersions } from "@baton/db";
 import { formatIssue, type Process, parseProcess } from "@baton/process";
 import {
+  type DraftView,
   fail,
   type Identity,
   ok,
   type Page,
   type ProcessSummary,
+  type Published,
   protocolError,
   type ToolResult,
 } from "@baton/protocol";
@@ -33,28 +35,7 @@ export interface RegistryDeps {
   offers: { tools: readonly string[]; profiles: readonly string[] };
 }
 
-/** A draft as the admin API shows it (§7: roles to bind, `requires` shown). */
-export interface DraftView {
-  draftId: string;
-  name: string;
-  description: string;
-  /** Role names used in `person:` that need a group. */
-  roles: string[];
-  bindings: Record<string, string>;
-  /** Roles without a group yet; publication needs none left. */
-  unbound: string[];
-  requires: { systems: string[] } | null;
-  contentHash: string;
-}
-
-/** The result of a publication. */
-export interface Published {
-  name: string;
-  version: number;
-  contentHash: string;
-  /** True when identical content and bindings were already the latest version (nothing new was created). */
-  unchanged: boolean;
-}
+export type { DraftView, Published };
 
 const GROUP = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
 

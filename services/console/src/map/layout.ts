@@ -257,6 +257,10 @@ export async function layoutMap(map: ProcessMap, elk: ELK): Promise<MapLayout> {
   const width =
     Math.max(
       ...nodes.map((n) => n.x + n.width),
+      // An End marker's outcome is written under it, centred.
+      ...nodes
+        .filter((n) => n.kind === "end")
+        .map((n) => n.x + n.width / 2 + ((n.label.length + 5) * 7.5) / 2),
       ...edges.flatMap((e) => e.points.map((p) => p.x)),
       ...edges.map((e) => (e.labelBox ? e.labelBox.x + e.labelBox.width : 0)),
     ) + 16;

@@ -34,8 +34,8 @@ function path(points: { x: number; y: number }[]): string {
 }
 
 function Card({ node, state }: { node: PlacedNode; state: StepState | null | undefined }) {
-  const lines = wrap(node.text, 32).slice(0, 2);
-  const truncated = wrap(node.text, 32).length > 2;
+  const lines = wrap(node.text, 29).slice(0, 2);
+  const truncated = wrap(node.text, 29).length > 2;
   const current = state === "ready" || state === "claimed" || state === "waiting";
   const cls = `card-node kind-${node.stepKind}${current ? " current" : ""}${state === "done" ? " done" : ""}${
     state === "failed" ? " failed" : ""

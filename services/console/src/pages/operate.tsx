@@ -1,5 +1,5 @@
 // Operators: the escalation queue (§3.3, §3.4) and importing, binding and publishing a process (§7).
-import type { Page, PersonWorkItem } from "@baton/protocol";
+import type { DraftView, Page, PersonWorkItem, Published } from "@baton/protocol";
 import { useState } from "preact/hooks";
 import { useCalls, useLoad, useSession } from "../context.ts";
 import { humanize } from "../map/model.ts";
@@ -75,24 +75,6 @@ function Escalations() {
       </Loading>
     </section>
   );
-}
-
-interface DraftView {
-  draftId: string;
-  name: string;
-  description: string;
-  roles: string[];
-  bindings: Record<string, string>;
-  unbound: string[];
-  requires: { systems: string[] } | null;
-  contentHash: string;
-}
-
-interface Published {
-  name: string;
-  version: number;
-  contentHash: string;
-  unchanged: boolean;
 }
 
 function Publish() {

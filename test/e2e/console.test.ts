@@ -157,11 +157,13 @@ describe("web console (issue #16) in Chromium against baton dev", () => {
     await heading(page, "Inbox");
     // The fragment is read once and cleared from the address bar.
     expect(page.url()).toBe(`${base}/ui/#/`);
+    await page.locator("li.inbox-item", { hasText: runId }).waitFor({ timeout: WAIT });
     await audit(page, "inbox");
     await openInboxItem(page, runId);
     await heading(page, "Approval: Approve");
     await page.getByText("This is a test run").waitFor({ timeout: WAIT });
     await page.getByText("Approve when the receipt matches").waitFor({ timeout: WAIT });
+    await page.getByRole("button", { name: "Approve" }).waitFor({ timeout: WAIT });
     await audit(page, "work item (approval)");
     // Keyboard only: Tab to the Approve button and press Enter.
     let focused = "";
@@ -185,6 +187,22 @@ describe("web console (issue #16) in Chromium against baton dev", () => {
     await expect.poll(() => timeline.textContent()).toContain("mia@example.com");
     await page.locator("svg.map-svg").waitFor({ timeout: WAIT });
     await audit(page, "run");
+    await page.close();
+  });
+
+  it("the sign-in form refuses a token the server does not accept, saying so by the Bearer token field", async () => {
+    const good = await token({ kind: "person", id: "mia@example.com", groups: ["manager"] });
+    const [header, payload] = good.split(".");
+    const forged = `${header}.${payload}.${"A".repeat(43)}`;
+    const page = await tab();
+    await page.goto(`${base}/ui/`);
+    await page.getByLabel("Bearer token").fill(forged);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    const error = page.locator("#token-error");
+    await error.waitFor({ timeout: WAIT });
+    expect(await error.textContent()).toMatch(/^The server refused this token/);
+    expect(await page.getByLabel("Bearer token").getAttribute("aria-invalid")).toBe("true");
+    await audit(page, "sign-in (refused)");
     await page.close();
   });
 
@@ -222,6 +240,7 @@ describe("web console (issue #16) in Chromium against baton dev", () => {
     await signIn(page, await token({ kind: "person", id: "clara@example.com", groups: ["clerk"] }));
     await openInboxItem(page, runId);
     await heading(page, "Task: Fill in");
+    await page.getByRole("button", { name: "Complete" }).waitFor({ timeout: WAIT });
     const amount = page.getByLabel(/^Amount/);
     await amount.fill("twelve");
     await page.getByRole("radio", { name: "Yes" }).check();
@@ -340,6 +359,8 @@ describe("web console (issue #16) in Chromium against baton dev", () => {
     await audit(page, "operators");
     await card.getByRole("link", { name: "Return, complete or fail it" }).click();
     await heading(page, "Escalated: Check claim");
+    // The form appears once the published version (declared field order) is read.
+    await page.getByRole("button", { name: "Return", exact: true }).waitFor({ timeout: WAIT });
     for (const name of ["Return", "Complete", "Fail"]) {
       expect(await page.getByRole("button", { name, exact: true }).count()).toBe(1);
     }
@@ -479,8 +500,13 @@ describe("web console (issue #16) in Chromium against baton dev", () => {
       for (const path of ["", `work/${runId}`, `runs/${runId}`]) {
         if (path.startsWith("work/")) await openInboxItem(page, runId);
         else await page.goto(`${base}/ui/#/${path}`);
-        if (path.startsWith("runs/")) await page.locator("svg.map-svg").waitFor({ timeout: WAIT });
-        else await page.locator("h1").waitFor({ timeout: WAIT });
+        // Each page as a person sees it once loaded: the inbox's items, the decision, the map.
+        const loaded = path.startsWith("runs/")
+          ? page.locator("svg.map-svg")
+          : path.startsWith("work/")
+            ? page.getByRole("button", { name: "Approve" })
+            : page.locator("li.inbox-item", { hasText: runId });
+        await loaded.waitFor({ timeout: WAIT });
         // Reflow: the page itself never scrolls sideways (a wide map scrolls inside its own region).
         const overflow = await page.evaluate(
           "document.documentElement.scrollWidth - document.documentElement.clientWidth",

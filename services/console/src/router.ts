@@ -7,6 +7,8 @@ export function useRoute(): string[] {
   useEffect(() => {
     const update = () => setHash(window.location.hash);
     window.addEventListener("hashchange", update);
+    // Effects run after the first paint: a route changed before the listener was there still counts.
+    update();
     return () => window.removeEventListener("hashchange", update);
   }, []);
   return hash

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure the services the test suite talks to are up on this machine: PostgreSQL (127.0.0.1:5432,
-# trust auth for local connections), NATS with JetStream (127.0.0.1:4222) and Redis (127.0.0.1:6379).
+# trust auth for local connections), NATS with JetStream (127.0.0.1:4222) and Redis (127.0.0.1:6379);
+# and that Debian's Chromium is installed for the web console's browser tests (/usr/bin/chromium).
 # A service that already answers is left alone. One that is installed but stopped is started with the
 # same command the machine image uses. One that is missing is installed from Debian's packages.
 set -euo pipefail
@@ -54,4 +55,9 @@ if ! up 6379; then
   as_root redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log
   wait_up 6379 Redis
 fi
-log "PostgreSQL, NATS (JetStream) and Redis are up"
+# Chromium, which the web console's end-to-end tests drive with playwright-core (issue #16)
+if [ ! -x /usr/bin/chromium ]; then
+  install chromium
+fi
+
+log "PostgreSQL, NATS (JetStream) and Redis are up; Chromium is installed"

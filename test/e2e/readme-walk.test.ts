@@ -24,7 +24,8 @@ describe("README: Walk a run", () => {
 
   it("the blocks, pasted in order, walk expense-approval to outcome approved", async () => {
     const readme = readFileSync(join(REPO, "README.md"), "utf8");
-    const section = readme.slice(readme.indexOf("## Walk a run"), readme.indexOf("## The `baton` command"));
+    const start = readme.indexOf("## Walk a run");
+    const section = readme.slice(start, readme.indexOf("\n## ", start));
     const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] as string);
     expect(blocks.length).toBe(2);
     const cli = join(REPO, "services/cli/src/main.ts");

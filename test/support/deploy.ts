@@ -42,6 +42,8 @@ export interface Deployment {
   url: string;
   /** Directory with the dev issuer's key (and, embedded, the data). */
   dataDir: string;
+  /** Embedded: the web console's address `baton dev` printed under its MCP line (issue #16). */
+  consoleUrl?: string;
   token(as: As): Promise<string>;
   session(as: As): Promise<McpSession>;
   /** `baton publish` of a folder over the admin API, as an operator of `org`. */
@@ -168,13 +170,14 @@ export async function startEmbedded(
     env: { ...process.env, BATON_LOG_LEVEL: "warn" },
   });
   child.stderr?.pipe(log);
-  const m = await waitForLine(child, /MCP endpoint: (\S+)/, 60_000);
+  const m = await waitForLine(child, /MCP endpoint: (\S+)\nConsole: (\S+)\n/, 60_000);
   const url = m[1] as string;
-  return common("embedded", url, dataDir, logFile, async () => {
+  const deployment = common("embedded", url, dataDir, logFile, async () => {
     await stopChild(child);
     log.end();
     if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
+  return { ...deployment, consoleUrl: m[2] as string };
 }
 
 /**

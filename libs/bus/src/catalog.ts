@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Identity, ToolArgs } from "@baton/protocol";
+import type { Identity, JournalQuery, ToolArgs, VersionsQuery } from "@baton/protocol";
 import { type Bus, BusRemoteError, BusUnavailable, type Envelope } from "./bus.ts";
 
 /**
@@ -12,6 +12,8 @@ import { type Bus, BusRemoteError, BusUnavailable, type Envelope } from "./bus.t
  * | `registry` | any registry replica (queue `registry`) | {@link RegistryCall} |
  * | `evidence` | any evidence replica (queue `evidence`) | {@link EvidenceCall} |
  * | `scheduler` | any scheduler replica (queue `scheduler`) | {@link SchedulerCall} |
+ * | `registry.read` | any registry replica (queue `registry`) | {@link RegistryRead} |
+ * | `engine.journal` | any engine replica (queue `engine`) | {@link JournalRead} |
  * | `events.<org>.<type>` | the JetStream events stream | domain events |
  *
  * Subjects here are logical: the NATS transport puts its namespace in front (`baton.engine.p3`), so
@@ -23,6 +25,8 @@ export const SUBJECTS = {
   registry: "registry",
   evidence: "evidence",
   scheduler: "scheduler",
+  registryRead: "registry.read",
+  engineJournal: "engine.journal",
   event: (org: string, type: string) => `events.${encodeURIComponent(org).replace(/[.%*>]/g, "_")}.${type}`,
 } as const;
 
@@ -98,6 +102,19 @@ export type EvidenceCall =
  * - `now`: the current time `{ now, manual }`.
  */
 export type SchedulerCall = { op: "advance"; ms: number; requestId?: string } | { op: "now" };
+
+/**
+ * The admin API's version reads (issue #16), for anyone in the caller's organization: every published
+ * version of a process, or one with its source and definition. Replies `ToolResult<VersionList>` /
+ * `ToolResult<VersionDetail>` (`@baton/protocol` admin shapes).
+ */
+export type RegistryRead = VersionsQuery;
+
+/**
+ * A run's journal (issue #16), for anyone in the run's organization. Replies `ToolResult<JournalPage>`;
+ * file evidence carries no `url` on the bus (the gateway signs them).
+ */
+export type JournalRead = JournalQuery;
 
 /** Builds an envelope. */
 export function envelope<P>(

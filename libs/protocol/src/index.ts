@@ -1,3 +1,14 @@
+export {
+  type DraftView,
+  type JournalEntry,
+  type JournalPage,
+  JournalQuery,
+  type Published,
+  type VersionDetail,
+  type VersionList,
+  type VersionSummary,
+  VersionsQuery,
+} from "./admin.ts";
 export { canonicalJson, requestFingerprint } from "./canonical.ts";
 export { DEFAULTS, OFFERED_PROFILES, OFFERED_TOOLS } from "./capabilities.ts";
 export {

@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { createBearerVerifier, DEV_ISSUER, loadOrCreateDevIssuer } from "@baton/auth";
 import { LocalBlobStore } from "@baton/blob";
 import { type Clock, type ClockMover, InProcessBus, type Logger, systemClock } from "@baton/bus";
+import { ensureConsoleBuilt } from "@baton/console";
 import { openEmbedded } from "@baton/db";
 import { AllPartitions, createEngine } from "@baton/engine-service";
 import { createEvidence } from "@baton/evidence";
@@ -98,6 +99,10 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
   mkdirSync(dir, { recursive: true });
   lock(dir);
   const log = options.log ?? pino({ name: "baton", level: process.env.BATON_LOG_LEVEL ?? "warn" });
+  // A fresh clone's install built the console; build it here when its sources changed since (issue #16).
+  await ensureConsoleBuilt((note) => log.warn({}, note)).catch((error: unknown) =>
+    log.error({ err: String(error) }, "the web console did not build; /ui/ answers 503 until it does"),
+  );
   const secret = secretIn(dir);
   const issuer = await loadOrCreateDevIssuer(join(dir, "dev-issuer.json"));
   const port = options.port === 0 ? await freePort() : options.port;

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { advanceClock, advanceDuration, clockNow } from "./clock.ts";
 import { publishFolder } from "./publish.ts";
-import { DEFAULT_ORG, DEFAULT_PORT, devToken, mcpUrl, serverUrl } from "./token.ts";
+import { consoleLink, DEFAULT_ORG, DEFAULT_PORT, devToken, mcpUrl, serverUrl } from "./token.ts";
 import { formatValidated, validatePaths } from "./validate.ts";
 
 const USAGE = `baton — a server for the Agent Process protocol (core-2)
@@ -9,12 +9,13 @@ const USAGE = `baton — a server for the Agent Process protocol (core-2)
 Usage:
   baton dev [--port N] [--data-dir DIR] [--clock manual]
       Every service in one process, PostgreSQL embedded (PGlite) in DIR (default ./.baton).
-      Publishes the samples in fixtures/ and prints "MCP endpoint: <url>".
+      Publishes the samples in fixtures/ and prints "MCP endpoint: <url>" and "Console: <url>/ui/".
   baton serve <gateway|registry|engine|evidence|scheduler>
       One service over NATS and PostgreSQL, configured by environment (see docs/configuration.md).
   baton token agent <id> [--data-dir DIR] [--org O] [--url URL]
-  baton token person <email> [--groups g1,g2] [--operator] [--data-dir DIR] [--org O] [--url URL]
-      Prints a bearer token signed by the dev issuer in DIR, for the server at URL.
+  baton token person <email> [--groups g1,g2] [--operator] [--console] [--data-dir DIR] [--org O] [--url URL]
+      Prints a bearer token signed by the dev issuer in DIR, for the server at URL; with --console,
+      a link that signs the person in to the web console instead (<base>/ui/#token=<token>).
   baton publish <folder> [--bind role=group]… [--url URL] [--token T] [--data-dir DIR] [--org O]
       Imports and publishes a process folder; prints name, version and content hash.
   baton clock advance <duration> [--url URL] [--token T] [--data-dir DIR] [--org O]
@@ -55,7 +56,7 @@ async function dev(argv: string[]) {
     clock: values.clock,
     samples: !values["no-samples"],
   });
-  process.stdout.write(`MCP endpoint: ${server.url}\n`);
+  process.stdout.write(`MCP endpoint: ${server.url}\nConsole: ${server.info.publicUrl}/ui/\n`);
   const stop = async (signal: string) => {
     process.stderr.write(`baton: ${signal}, stopping\n`);
     await server.stop();
@@ -75,6 +76,7 @@ async function token(argv: string[]) {
       url: { type: "string" },
       groups: { type: "string", default: "" },
       operator: { type: "boolean", default: false },
+      console: { type: "boolean", default: false },
     },
   });
   const [kind, sub] = positionals;
@@ -88,12 +90,15 @@ async function token(argv: string[]) {
         .map((g) => g.trim())
         .filter(Boolean)
     : [];
+  if (values.console && kind !== "person") fail("--console signs a person in to the web console");
+  const url = mcpUrl(values.url ?? serverUrl(values["data-dir"]));
   const jwt = await devToken(
     values["data-dir"],
     { sub, org: values.org, kind, groups, roles: values.operator ? ["operator"] : [] },
-    values.url,
+    url,
   );
-  process.stdout.write(`${jwt}\n`);
+  // The token rides in the fragment, which a browser never sends to the server; the console clears it.
+  process.stdout.write(values.console ? `${consoleLink(url, jwt)}\n` : `${jwt}\n`);
 }
 
 async function publish(argv: string[]) {

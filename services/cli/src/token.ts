@@ -37,3 +37,11 @@ export async function devToken(dataDir: string, claims: TokenClaims, url?: strin
   const issuer = await loadOrCreateDevIssuer(join(resolve(dataDir), "dev-issuer.json"));
   return mintDevToken(issuer, claims, mcpUrl(url ?? serverUrl(dataDir)));
 }
+
+/**
+ * The web console's sign-in link for a token (issue #16): `<base>/ui/#token=<token>`, where `base` is
+ * the server's public URL (its MCP endpoint without `/mcp`).
+ */
+export function consoleLink(mcpEndpoint: string, token: string): string {
+  return `${mcpUrl(mcpEndpoint).replace(/\/mcp$/, "")}/ui/#token=${token}`;
+}

@@ -43,6 +43,7 @@ import {
   requestFingerprint,
   type ToolResult,
 } from "@baton/protocol";
+import { serveJournalReads } from "./journal.ts";
 import { KeyedMutex } from "./keyed-mutex.ts";
 import { OutboxRelay } from "./outbox.ts";
 import type { Ownership } from "./partitions/ownership.ts";
@@ -103,6 +104,7 @@ export function createEngine(deps: EngineDeps): EngineService {
   const versions = new Map<string, PublishedProcess>();
   const subscriptions = new Map<number, Subscription>();
   let readSub: Subscription | null = null;
+  let journalSub: Subscription | null = null;
 
   const remember = (run: Run) => {
     cache.delete(run.id);
@@ -504,12 +506,14 @@ export function createEngine(deps: EngineDeps): EngineService {
       readSub = bus.serve(SUBJECTS.engineRead, (env) => read(env as Envelope<EngineRead>), {
         queue: QUEUES.engine,
       });
+      journalSub = serveJournalReads(bus, db);
       relay.start();
       log.info({ partitions: settings.partitions }, "engine started");
     },
     async stop() {
       await deps.ownership.stop();
       await readSub?.stop();
+      await journalSub?.stop();
       await relay.stop();
     },
   };

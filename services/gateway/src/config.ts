@@ -45,6 +45,12 @@ export const GatewayConfigSchema = z
       .describe("How long a tool call may wait on the services before answering retry, ms."),
     BATON_ATTEMPT_TIMEOUT_MS: SHARED_ENV.BATON_ATTEMPT_TIMEOUT_MS,
     BATON_LOG_LEVEL: SHARED_ENV.BATON_LOG_LEVEL,
+    BATON_CONSOLE_DIR: z
+      .string()
+      .optional()
+      .describe(
+        "The web console's build folder, served at /ui/ (default: services/console/dist of this checkout, built by pnpm install).",
+      ),
   })
   .refine((c) => c.BATON_DEV_ISSUER_FILE !== undefined || (c.BATON_AUTH_ISSUER && c.BATON_AUTH_JWKS_URL), {
     message: "set BATON_AUTH_ISSUER and BATON_AUTH_JWKS_URL, or BATON_DEV_ISSUER_FILE",

@@ -3,6 +3,7 @@ import type { BlobStore } from "@baton/blob";
 import { type Bus, type Clock, DEFAULT_ATTEMPT_MS, type Logger } from "@baton/bus";
 import { DEFAULTS, OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
 import type { FastifyInstance } from "fastify";
+import { DEFAULT_CONSOLE_DIR } from "./console.ts";
 import { createHttpServer } from "./http.ts";
 import { createToolRouter } from "./tools.ts";
 
@@ -24,6 +25,8 @@ export interface GatewayOptions {
   /** One attempt of a call that is safe to send again, ms (default {@link DEFAULT_ATTEMPT_MS}). */
   attemptMs?: number;
   version: string;
+  /** The web console's build folder (default: this repository's `services/console/dist`). */
+  consoleDir?: string;
 }
 
 /**
@@ -67,6 +70,7 @@ export async function createGateway(o: GatewayOptions): Promise<FastifyInstance>
       callTimeoutMs: o.callTimeoutMs,
       attemptMs: o.attemptMs ?? DEFAULT_ATTEMPT_MS,
       version: o.version,
+      consoleDir: o.consoleDir ?? DEFAULT_CONSOLE_DIR,
     },
   });
 }

@@ -14,7 +14,9 @@ import {
 import { textProblem } from "@baton/process";
 import { fail, type Identity, protocolError, type ToolResult } from "@baton/protocol";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { registerAdminReads } from "./admin-reads.ts";
 import { ARGUMENTS, argumentProblems, type ParsedBody, parseBody } from "./body.ts";
+import { registerConsole } from "./console.ts";
 import { type CallContext, McpEndpoint, type ToolHandler } from "./mcp.ts";
 
 /** Gateway settings for HTTP. */
@@ -29,6 +31,8 @@ export interface HttpSettings {
   /** One attempt of a read (a file's metadata) before it is sent again, ms. */
   attemptMs: number;
   version: string;
+  /** The web console's build folder, served at `/ui/` (issue #16). */
+  consoleDir: string;
 }
 
 /** What the HTTP layer needs. */
@@ -328,6 +332,10 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
       return { subject: SUBJECTS.scheduler, type: "scheduler.advance", payload };
     });
   });
+
+  // Versions and journals for anyone in the organization, and the web console (issue #16).
+  registerAdminReads(app, { bus, clock, log, fileUrls, callTimeoutMs: settings.callTimeoutMs, authenticate });
+  await registerConsole(app, settings.consoleDir);
 
   // Short-lived, signed file downloads (§5 `url`).
   app.get("/files/:id", async (request, reply) => {

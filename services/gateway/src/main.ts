@@ -47,6 +47,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     callTimeoutMs: config.BATON_CALL_TIMEOUT_MS,
     attemptMs: config.BATON_ATTEMPT_TIMEOUT_MS,
     version: "0.1.0",
+    ...(config.BATON_CONSOLE_DIR !== undefined ? { consoleDir: config.BATON_CONSOLE_DIR } : {}),
   });
   await app.listen({ host: config.BATON_HOST, port: config.BATON_PORT });
   log.info({ url: `${publicUrl}/mcp` }, "gateway serving");

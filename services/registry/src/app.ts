@@ -12,15 +12,18 @@ import {
 import { type Db, drafts, processVersions } from "@baton/db";
 import { formatIssue, type Process, parseProcess } from "@baton/process";
 import {
+  type DraftView,
   fail,
   type Identity,
   ok,
   type Page,
   type ProcessSummary,
+  type Published,
   protocolError,
   type ToolResult,
 } from "@baton/protocol";
 import { and, asc, desc, eq, gt, sql } from "drizzle-orm";
+import { serveVersionReads } from "./versions.ts";
 
 /** What the registry needs. */
 export interface RegistryDeps {
@@ -32,28 +35,7 @@ export interface RegistryDeps {
   offers: { tools: readonly string[]; profiles: readonly string[] };
 }
 
-/** A draft as the admin API shows it (§7: roles to bind, `requires` shown). */
-export interface DraftView {
-  draftId: string;
-  name: string;
-  description: string;
-  /** Role names used in `person:` that need a group. */
-  roles: string[];
-  bindings: Record<string, string>;
-  /** Roles without a group yet; publication needs none left. */
-  unbound: string[];
-  requires: { systems: string[] } | null;
-  contentHash: string;
-}
-
-/** The result of a publication. */
-export interface Published {
-  name: string;
-  version: number;
-  contentHash: string;
-  /** True when identical content and bindings were already the latest version (nothing new was created). */
-  unchanged: boolean;
-}
+export type { DraftView, Published };
 
 const GROUP = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
 
@@ -68,6 +50,7 @@ const GROUP = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
 export function createRegistry(deps: RegistryDeps) {
   const { db, bus, clock, log, offers } = deps;
   let sub: Subscription | null = null;
+  let reads: Subscription | null = null;
 
   function parse(source: string, folderName: string | null) {
     return parseProcess(source, folderName === null ? {} : { folderName });
@@ -322,10 +305,12 @@ export function createRegistry(deps: RegistryDeps) {
       sub = bus.serve(SUBJECTS.registry, (env) => handle(env as Envelope<RegistryCall>), {
         queue: QUEUES.registry,
       });
+      reads = serveVersionReads(bus, db);
       log.info({}, "registry started");
     },
     async stop() {
       await sub?.stop();
+      await reads?.stop();
     },
   };
 }

@@ -1,0 +1,108 @@
+import type { Process } from "@baton/process";
+import { z } from "zod";
+
+/**
+ * The admin API's shapes: drafts and publications (§7, operators), and the read endpoints (issue
+ * #16): what no tool reads, for the web console and anyone in the organization. Published versions with their source, content hash and bindings (§6 rule 5, §7),
+ * and a run's journal (ARCHITECTURE rule 6: who, what, when, against which version and content hash).
+ * Every answer is the protocol's `{ ok, data | error }`; another organization's process or run is
+ * `not_found`, as it is for the tools.
+ */
+
+/** A draft as the admin API shows it (§7: roles to bind, `requires` shown): `POST /api/processes`, `GET /api/drafts/:id`, `PUT /api/drafts/:id/bindings`. */
+export interface DraftView {
+  draftId: string;
+  name: string;
+  description: string;
+  /** Role names used in `person:` that need a group. */
+  roles: string[];
+  bindings: Record<string, string>;
+  /** Roles without a group yet; publication needs none left. */
+  unbound: string[];
+  requires: { systems: string[] } | null;
+  contentHash: string;
+}
+
+/** The result of a publication (`POST /api/drafts/:id/publish`). */
+export interface Published {
+  name: string;
+  version: number;
+  contentHash: string;
+  /** True when identical content and bindings were already the latest version (nothing new was created). */
+  unchanged: boolean;
+}
+
+/** `GET /api/processes/:name/versions` and `GET /api/processes/:name/versions/:version`. */
+export const VersionsQuery = z.strictObject({
+  name: z.string().min(1).max(64),
+  /** One version (a whole number ≥ 1); absent for the list of every version. */
+  version: z.int().min(1).max(2_147_483_647).optional(),
+});
+export type VersionsQuery = z.infer<typeof VersionsQuery>;
+
+/** One published version as listed: no source. */
+export interface VersionSummary {
+  name: string;
+  version: number;
+  /** SHA-256 hex of the canonical frontmatter, a newline and the body (§6 rule 5). */
+  contentHash: string;
+  /** Role name → group id, as bound at publication (§7). */
+  bindings: Record<string, string>;
+  publishedBy: string;
+  /** RFC 3339. */
+  publishedAt: string;
+}
+
+/** `GET /api/processes/:name/versions`: every version, newest first. */
+export interface VersionList {
+  name: string;
+  versions: VersionSummary[];
+}
+
+/** `GET /api/processes/:name/versions/:version`: one version with its file and its parsed definition. */
+export interface VersionDetail extends VersionSummary {
+  /** The PROCESS.md exactly as published. */
+  source: string;
+  /** The parsed process (`@baton/process` `Process`): what the map is drawn from. */
+  definition: Process;
+}
+
+/** `GET /api/runs/:id/journal?after=<rev>&limit=<n>`: entries after `after`, oldest first. */
+export const JournalQuery = z.strictObject({
+  runId: z.string().min(1).max(64),
+  /** Entries with a larger `rev` than this (default 0: from the start). */
+  after: z.int().min(0).max(2_147_483_647).optional(),
+  /** At most this many (1–500, default 200). */
+  limit: z.int().min(1).max(500).optional(),
+});
+export type JournalQuery = z.infer<typeof JournalQuery>;
+
+/** One committed transition of a run (ARCHITECTURE rule 6). */
+export interface JournalEntry {
+  /** The run's revision this transition produced: 1, 2, … */
+  rev: number;
+  /** RFC 3339, on the server's clock. */
+  at: string;
+  /** Who: an agent id, a person's email, or `server` for timers. */
+  actor: string;
+  actorKind: string;
+  /** What: the tool (`start_run`, `submit`, `decide`, …) or `tick` for timers. */
+  command: string;
+  requestId: string | null;
+  process: string;
+  version: number;
+  contentHash: string;
+  /**
+   * The command's arguments (tokens left out; file evidence items carry a short-lived `url`), the
+   * error code when the transition recorded a refusal that changed the run (a `handoff.issues`), the
+   * timers it applied and the domain events it caused.
+   */
+  detail: Record<string, unknown>;
+}
+
+/** A page of a run's journal; `nextAfter` is the `after` of the next page, null at the end. */
+export interface JournalPage {
+  runId: string;
+  entries: JournalEntry[];
+  nextAfter: number | null;
+}

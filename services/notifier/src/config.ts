@@ -121,3 +121,38 @@ export const NotifierConfigSchema = NotifierSettingsSchema.extend({
     "must be longer than BATON_NOTIFIER_TIMEOUT_MS, or a second replica could send while the first waits",
 });
 export type NotifierConfig = z.infer<typeof NotifierConfigSchema>;
+
+/**
+ * The notifier's settings inside `baton dev`: its mail and retry settings from the environment
+ * (`BATON_SMTP_URL`, `BATON_MAIL_FROM`, `BATON_OPERATORS_EMAIL`, `BATON_NOTIFIER_*`), the server's
+ * public URL, `smtpUrl` (`--smtp`) over `BATON_SMTP_URL`, and webhooks allowed to reach `http://`
+ * and private addresses (a newcomer's receiver runs on their own machine). Throws listing every
+ * problem (never a value).
+ */
+export function devNotifierSettings(
+  env: NodeJS.ProcessEnv,
+  fixed: { publicUrl: string; smtpUrl?: string },
+): NotifierSettings {
+  const picked = Object.fromEntries(
+    Object.entries(env).filter(
+      ([k]) =>
+        k === "BATON_SMTP_URL" ||
+        k === "BATON_MAIL_FROM" ||
+        k === "BATON_OPERATORS_EMAIL" ||
+        k === "BATON_LOG_LEVEL" ||
+        k.startsWith("BATON_NOTIFIER_"),
+    ),
+  );
+  const parsed = NotifierSettingsSchema.safeParse({
+    ...picked,
+    ...(fixed.smtpUrl ? { BATON_SMTP_URL: fixed.smtpUrl } : {}),
+    BATON_PUBLIC_URL: fixed.publicUrl,
+    BATON_WEBHOOK_ALLOW_PRIVATE: "true",
+    BATON_WEBHOOK_ALLOW_HTTP: "true",
+    BATON_REPLICA_ID: "dev",
+  });
+  if (parsed.success) return parsed.data;
+  throw new Error(
+    `the notifier's settings are not usable:\n${parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message.replace(/, received .*/, "")}`).join("\n")}`,
+  );
+}

@@ -1,5 +1,6 @@
 export { nextAttemptAt, type RetryPolicy } from "./backoff.ts";
 export {
+  devNotifierSettings,
   type NotifierConfig,
   NotifierConfigSchema,
   type NotifierSettings,

@@ -295,7 +295,7 @@ describe("notifier — baton dev --clock manual, a real receiver and a real SMTP
     expect(mails.length).toBe(mailsBefore);
   });
 
-  it("refuses bad input with a clear error: not a URL, another scheme, an unknown event type, another organization's subscription", async () => {
+  it("refuses bad input with a clear error: not a URL, an unknown event type, another organization's subscription (not_found)", async () => {
     const refused = async (...args: string[]) => {
       try {
         await cli(...args);
@@ -309,16 +309,10 @@ describe("notifier — baton dev --clock manual, a real receiver and a real SMTP
     expect(await refused("webhook", "add", "receiver.example.com/hook")).toBe(
       'baton: the webhook cannot be made\n  url: "receiver.example.com/hook" is not a URL; give an absolute https:// URL\n',
     );
-    expect(await refused("webhook", "add", "ftp://127.0.0.1/hook")).toMatch(
-      /url: ftp URLs are not allowed; use https or http/,
-    );
     expect(
       await refused("webhook", "add", "http://127.0.0.1/hook", "--events", "step.ready,run.exploded"),
     ).toMatch(/events\[1\]: unknown event type "run.exploded"; one of run.started, run.ended, step.ready/);
     expect(await refused("webhook", "remove", signed.id, "--org", "elsewhere")).toBe(
-      `baton: no webhook ${signed.id} in this organization\n`,
-    );
-    expect(await refused("webhook", "deliveries", signed.id, "--org", "elsewhere")).toBe(
       `baton: no webhook ${signed.id} in this organization\n`,
     );
     const listed = await cli("webhook", "list");

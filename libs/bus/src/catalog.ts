@@ -14,6 +14,7 @@ import { type Bus, BusRemoteError, BusUnavailable, type Envelope } from "./bus.t
  * | `scheduler` | any scheduler replica (queue `scheduler`) | {@link SchedulerCall} |
  * | `registry.read` | any registry replica (queue `registry`) | {@link RegistryRead} |
  * | `engine.journal` | any engine replica (queue `engine`) | {@link JournalRead} |
+ * | `notifier` | any notifier replica (queue `notifier`) | `NotifierCall` (`@baton/protocol`) |
  * | `events.<org>.<type>` | the JetStream events stream | domain events |
  *
  * Subjects here are logical: the NATS transport puts its namespace in front (`baton.engine.p3`), so
@@ -27,6 +28,7 @@ export const SUBJECTS = {
   scheduler: "scheduler",
   registryRead: "registry.read",
   engineJournal: "engine.journal",
+  notifier: "notifier",
   event: (org: string, type: string) => `events.${encodeURIComponent(org).replace(/[.%*>]/g, "_")}.${type}`,
 } as const;
 
@@ -36,6 +38,7 @@ export const QUEUES = {
   registry: "registry",
   evidence: "evidence",
   scheduler: "scheduler",
+  notifier: "notifier",
 } as const;
 
 /** Tools that change one run and are served by the run's partition owner. */

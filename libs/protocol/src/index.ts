@@ -39,6 +39,19 @@ export {
 export type { Identity } from "./identity.ts";
 export { FILE_ID_PATTERN, fnv1a32, partitionOf, RUN_ID_PATTERN } from "./ids.ts";
 export {
+  type AttemptView,
+  type DeliveryList,
+  type DeliveryView,
+  type GroupEmail,
+  NOTIFICATION_EVENT_TYPES,
+  type NotificationEventType,
+  NotifierCall,
+  WEBHOOK_ID_PATTERN,
+  type WebhookCreated,
+  type WebhookList,
+  type WebhookView,
+} from "./notifications.ts";
+export {
   type AgentWorkItem,
   type AssignedTo,
   type ClaimedStep,

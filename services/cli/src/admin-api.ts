@@ -1,5 +1,5 @@
 /**
- * The admin HTTP API (`/api`) as the CLI calls it: `baton publish` and `baton clock`.
+ * The admin HTTP API (`/api`) as the CLI calls it: `baton publish`, `baton clock`, `baton webhook` and `baton group`.
  */
 
 interface ApiReply<T> {
@@ -29,7 +29,7 @@ export class ApiError extends Error {
 export async function adminCall<T>(
   baseUrl: string,
   token: string,
-  method: "GET" | "POST" | "PUT",
+  method: "GET" | "POST" | "PUT" | "DELETE",
   path: string,
   body?: unknown,
   timeoutMs = 60_000,

@@ -10,6 +10,7 @@ import { openEmbedded } from "@baton/db";
 import { AllPartitions, createEngine } from "@baton/engine-service";
 import { createEvidence } from "@baton/evidence";
 import { closeGracefully, createGateway } from "@baton/gateway";
+import { devMailDir, devNotifierSettings, startNotifier } from "@baton/notifier";
 import { DEFAULTS, type Identity, OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
 import { createRegistry } from "@baton/registry";
 import { createScheduler, loadManualTime, openManualClock, SCHEDULER_DEFAULTS } from "@baton/scheduler";
@@ -24,6 +25,8 @@ export interface DevOptions {
   clock: "real" | "manual";
   /** Publish the samples in `fixtures/` (on by default). */
   samples: boolean;
+  /** The SMTP server mail goes through (`--smtp`); default `BATON_SMTP_URL`, else `.eml` files in `<data-dir>/mail`. */
+  smtp?: string;
   log?: Logger;
 }
 
@@ -172,6 +175,18 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
   await evidence.start();
   await engine.start();
   await scheduler.start();
+  // Reads the outbox table itself, so a crash loses no notification (issue #11).
+  const notifier = await startNotifier(
+    devNotifierSettings(process.env, { publicUrl, ...(options.smtp ? { smtpUrl: options.smtp } : {}) }),
+    {
+      db: database.db,
+      bus,
+      clock,
+      log,
+      mailDir: devMailDir(dir),
+      ...(mover ? { watchClock: (listener: (now: number) => void) => mover.onChange(listener) } : {}),
+    },
+  );
 
   const app = await createGateway({
     bus,
@@ -221,6 +236,7 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
       stopped = true;
       // Requests in flight get their answer before the services behind them stop.
       await closeGracefully(app, 16_000);
+      await notifier.stop();
       await scheduler.stop();
       await engine.stop();
       await evidence.stop();

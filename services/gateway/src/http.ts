@@ -333,6 +333,53 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
     });
   });
 
+  // The notifier (issue #11): webhook subscriptions, group mailing addresses and the record of
+  // deliveries. Values go as sent; the notifier's schema refuses a wrong type with every issue.
+  const notifier = (request: FastifyRequest, reply: FastifyReply, payload: () => Record<string, unknown>) =>
+    admin(request, reply, () => ({ subject: SUBJECTS.notifier, type: "notifier", payload: payload() }));
+  const param = (request: FastifyRequest, name: string) => (request.params as Record<string, string>)[name];
+  const whole = (value: string | undefined) =>
+    value !== undefined && /^\d{1,15}$/.test(value) ? Number(value) : value;
+  app.post("/api/webhooks", (request, reply) =>
+    notifier(request, reply, () => {
+      const body = jsonBody(request);
+      return {
+        op: "webhook_add",
+        url: body.url,
+        events: body.events ?? null,
+        includeTestRuns: body.includeTestRuns ?? false,
+      };
+    }),
+  );
+  app.get("/api/webhooks", (request, reply) => notifier(request, reply, () => ({ op: "webhook_list" })));
+  app.delete("/api/webhooks/:id", (request, reply) =>
+    notifier(request, reply, () => ({ op: "webhook_remove", id: param(request, "id") })),
+  );
+  app.get("/api/webhooks/:id/deliveries", (request, reply) =>
+    notifier(request, reply, () => {
+      const limit = whole((request.query as { limit?: string }).limit);
+      return {
+        op: "webhook_deliveries",
+        id: param(request, "id"),
+        ...(limit === undefined ? {} : { limit }),
+      };
+    }),
+  );
+  app.get("/api/runs/:id/deliveries", (request, reply) =>
+    notifier(request, reply, () => ({ op: "run_deliveries", runId: param(request, "id") })),
+  );
+  app.post("/api/deliveries/:id/redeliver", (request, reply) =>
+    notifier(request, reply, () => ({ op: "redeliver", deliveryId: whole(param(request, "id")) })),
+  );
+  app.put("/api/groups/:group/email", (request, reply) =>
+    notifier(request, reply, () => ({
+      op: "group_email",
+      group: param(request, "group"),
+      address: jsonBody(request).address ?? null,
+    })),
+  );
+  app.get("/api/groups/emails", (request, reply) => notifier(request, reply, () => ({ op: "group_emails" })));
+
   // Versions and journals for anyone in the organization, and the web console (issue #16).
   registerAdminReads(app, { bus, clock, log, fileUrls, callTimeoutMs: settings.callTimeoutMs, authenticate });
   await registerConsole(app, settings.consoleDir);

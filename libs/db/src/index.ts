@@ -10,5 +10,6 @@ export {
   runs,
   settings,
   timers,
+  uploadIntents,
   workItems,
 } from "./schema.ts";

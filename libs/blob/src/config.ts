@@ -51,19 +51,24 @@ export const BLOB_ENV = {
 } as const;
 
 /** The parsed values of {@link BLOB_ENV}. */
-export type BlobEnv = {
-  [K in keyof typeof BLOB_ENV]: z.infer<(typeof BLOB_ENV)[K]>;
-};
+export type BlobEnv = z.infer<z.ZodObject<typeof BLOB_ENV>>;
 
-/** A refinement for a config schema holding {@link BLOB_ENV}: S3 or a directory must be configured. */
-export const blobStoreChosen = [
-  (c: Pick<BlobEnv, "BATON_S3_BUCKET" | "BATON_BLOB_DIR">) =>
-    c.BATON_S3_BUCKET !== undefined || c.BATON_BLOB_DIR !== undefined,
-  {
-    message: "set BATON_S3_BUCKET (an S3 bucket) or BATON_BLOB_DIR (a directory, single host)",
-    path: ["BATON_S3_BUCKET"],
-  },
-] as const;
+/**
+ * Whether a configuration holding {@link BLOB_ENV} chose a store (S3 or a directory). Config schemas
+ * refine with it and {@link BLOB_STORE_REQUIRED}.
+ */
+export function blobStoreChosen(c: {
+  BATON_S3_BUCKET?: string | undefined;
+  BATON_BLOB_DIR?: string | undefined;
+}): boolean {
+  return c.BATON_S3_BUCKET !== undefined || c.BATON_BLOB_DIR !== undefined;
+}
+
+/** The problem reported when no store was chosen. */
+export const BLOB_STORE_REQUIRED = {
+  message: "set BATON_S3_BUCKET (an S3 bucket) or BATON_BLOB_DIR (a directory, single host)",
+  path: ["BATON_S3_BUCKET"],
+};
 
 /** The S3 options of a configuration with `BATON_S3_BUCKET` set. */
 export function s3Options(env: BlobEnv & { BATON_S3_BUCKET: string }): S3Options {
@@ -94,7 +99,7 @@ export async function openBlobStore(env: BlobEnv): Promise<BlobStore> {
   if (env.BATON_S3_BUCKET !== undefined)
     store = new S3BlobStore(s3Options({ ...env, BATON_S3_BUCKET: env.BATON_S3_BUCKET }));
   else if (env.BATON_BLOB_DIR !== undefined) store = new LocalBlobStore(env.BATON_BLOB_DIR);
-  else throw new Error(blobStoreChosen[1].message);
+  else throw new Error(BLOB_STORE_REQUIRED.message);
   await store.check();
   return store;
 }

@@ -1,4 +1,11 @@
-export { BLOB_ENV, type BlobEnv, blobStoreChosen, openBlobStore, s3Options } from "./config.ts";
+export {
+  BLOB_ENV,
+  BLOB_STORE_REQUIRED,
+  type BlobEnv,
+  blobStoreChosen,
+  openBlobStore,
+  s3Options,
+} from "./config.ts";
 export { LocalBlobStore } from "./local.ts";
 export { isAwsEndpoint, S3BlobStore, type S3Options, s3ClientConfig } from "./s3.ts";
 export {

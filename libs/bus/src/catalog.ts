@@ -76,8 +76,16 @@ export type RegistryCall =
   | { op: "bind"; draftId: string; bindings: Record<string, string> }
   | { op: "publish"; draftId: string };
 
-/** Evidence calls (§5): record an upload whose bytes the gateway stored, verify refs, resolve for download. */
+/**
+ * Evidence calls (§5). An upload is three: `intent` (recorded before the gateway PUTs the bytes, so
+ * orphan collection leaves them alone; replies {@link UploadIntent}), then `register` (records the
+ * file, idempotent on `requestId`, and drops the intent; replies `ToolResult<UploadResult>`), or
+ * `abandon` when the PUT failed (drops the intent; replies null). `verify` checks refs for the
+ * engine (replies `Record<ref, FileCheck>`); `get` resolves one file for a download (`FileMeta |
+ * null`).
+ */
 export type EvidenceCall =
+  | { op: "intent"; requestId: string; fingerprint: string; sha256: string; bytes: number }
   | {
       op: "register";
       requestId: string;
@@ -86,9 +94,21 @@ export type EvidenceCall =
       contentType: string;
       sha256: string;
       bytes: number;
+      /** The intent this upload wrote before its PUT. */
+      intentId: string;
+      /** The object's ETag, when the store showed it equals the bytes' MD5 (blob `PutResult.etag`). */
+      etag: string | null;
     }
+  | { op: "abandon"; intentId: string }
   | { op: "verify"; refs: string[] }
   | { op: "get"; id: string };
+
+/**
+ * The reply to an `intent`: go ahead and store the bytes (`intentId` to cite in `register`), or the
+ * `requestId` was used before and this is that call's answer (its result, or `conflict`): nothing
+ * is stored.
+ */
+export type UploadIntent = { kind: "intent"; intentId: string } | { kind: "replay"; result: unknown };
 
 /**
  * Scheduler calls (issue #5): the manual clock, from the admin API (operators only).

@@ -25,6 +25,7 @@ export {
   type SchedulerCall,
   SUBJECTS,
   type TickResult,
+  type UploadIntent,
 } from "./catalog.ts";
 export {
   AdvanceConflict,

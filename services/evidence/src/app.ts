@@ -9,10 +9,11 @@ import {
   QUEUES,
   SUBJECTS,
   type Subscription,
+  type UploadIntent,
 } from "@baton/bus";
-import { type Db, files, idempotency } from "@baton/db";
+import { type Db, files, idempotency, uploadIntents } from "@baton/db";
 import { fail, ok, protocolError, type ToolResult, type UploadResult } from "@baton/protocol";
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 
 /** What the evidence service needs. */
 export interface EvidenceDeps {
@@ -36,35 +37,84 @@ export interface FileMeta {
 }
 
 /**
+ * The advisory lock of one stored object `<org>/<sha256>`, taken (for the transaction) by whoever
+ * writes an upload intent for it and by orphan collection around its check and delete: an intent is
+ * then either seen by the collector, or written after the object was deleted (and the upload PUTs it
+ * again).
+ */
+export function objectLock(org: string, sha256: string) {
+  return sql`select pg_advisory_xact_lock(hashtextextended(${`baton-blob ${org}/${sha256}`}, 0))`;
+}
+
+/**
  * The evidence service (§5): records uploads whose bytes the gateway stored (idempotent on
- * `requestId`, §4), verifies `file` evidence for the engine, and resolves files for download.
+ * `requestId`, §4) with the intent written before their PUT, verifies `file` evidence for the
+ * engine, and resolves files for download.
  */
 export function createEvidence(deps: EvidenceDeps) {
   const { db, bus, blobs, clock, log } = deps;
   let sub: Subscription | null = null;
+
+  /** The answer recorded for `requestId`: the same call's result, `conflict` for another call, or null. */
+  async function replay(
+    org: string,
+    requestId: string,
+    fingerprint: string,
+  ): Promise<ToolResult<UploadResult> | null> {
+    const rows = await db
+      .select()
+      .from(idempotency)
+      .where(and(eq(idempotency.org, org), eq(idempotency.requestId, requestId)));
+    const row = rows[0];
+    if (!row) return null;
+    if (row.fingerprint === fingerprint) return row.result as ToolResult<UploadResult>;
+    return fail<UploadResult>(
+      protocolError(
+        "conflict",
+        `requestId ${requestId} was already used for a different call; send a new requestId`,
+      ),
+    );
+  }
+
+  /**
+   * Before the gateway stores an upload's bytes: the earlier answer when the `requestId` was used
+   * (nothing is stored then), else an intent for `<org>/<sha256>`, written under the object's lock.
+   */
+  async function intend(
+    org: string,
+    call: Extract<EvidenceCall, { op: "intent" }>,
+  ): Promise<ToolResult<UploadIntent>> {
+    const earlier = await replay(org, call.requestId, call.fingerprint);
+    if (earlier) return ok({ kind: "replay", result: earlier });
+    const intentId = randomId("ui_");
+    await db.transaction(async (tx) => {
+      await tx.execute(objectLock(org, call.sha256));
+      await tx.insert(uploadIntents).values({
+        id: intentId,
+        org,
+        sha256: call.sha256,
+        bytes: call.bytes,
+        createdAt: new Date(clock.now()),
+      });
+    });
+    return ok({ kind: "intent", intentId });
+  }
+
+  async function abandon(org: string, intentId: string): Promise<null> {
+    await db.delete(uploadIntents).where(and(eq(uploadIntents.org, org), eq(uploadIntents.id, intentId)));
+    return null;
+  }
 
   async function register(
     org: string,
     by: string,
     call: Extract<EvidenceCall, { op: "register" }>,
   ): Promise<ToolResult<UploadResult>> {
-    const replay = async () => {
-      const rows = await db
-        .select()
-        .from(idempotency)
-        .where(and(eq(idempotency.org, org), eq(idempotency.requestId, call.requestId)));
-      const row = rows[0];
-      if (!row) return null;
-      if (row.fingerprint === call.fingerprint) return row.result as ToolResult<UploadResult>;
-      return fail<UploadResult>(
-        protocolError(
-          "conflict",
-          `requestId ${call.requestId} was already used for a different call; send a new requestId`,
-        ),
-      );
-    };
-    const earlier = await replay();
-    if (earlier) return earlier;
+    const earlier = await replay(org, call.requestId, call.fingerprint);
+    if (earlier) {
+      await abandon(org, call.intentId);
+      return earlier;
+    }
     const id = randomId("f_");
     const result = ok<UploadResult>({ id, sha256: call.sha256, bytes: call.bytes });
     const now = new Date(clock.now());
@@ -91,10 +141,21 @@ export function createEvidence(deps: EvidenceDeps) {
         fileName: call.fileName,
         createdBy: by,
         createdAt: now,
+        etag: call.etag,
       });
+      // The file now names the object: its intent has done its work.
+      await tx
+        .delete(uploadIntents)
+        .where(and(eq(uploadIntents.org, org), eq(uploadIntents.id, call.intentId)));
       return true;
     });
-    if (!stored) return (await replay()) ?? fail(protocolError("retry", "try again with the same requestId"));
+    if (!stored) {
+      await abandon(org, call.intentId);
+      return (
+        (await replay(org, call.requestId, call.fingerprint)) ??
+        fail(protocolError("retry", "try again with the same requestId"))
+      );
+    }
     return result;
   }
 
@@ -140,6 +201,10 @@ export function createEvidence(deps: EvidenceDeps) {
     if (!who) throw new Error("evidence calls carry the caller's identity");
     const call = env.payload;
     switch (call.op) {
+      case "intent":
+        return intend(who.org, call);
+      case "abandon":
+        return abandon(who.org, call.intentId);
       case "register":
         return register(who.org, who.id, call);
       case "verify":
@@ -159,7 +224,7 @@ export function createEvidence(deps: EvidenceDeps) {
       sub = bus.serve(SUBJECTS.evidence, (env) => handle(env as Envelope<EvidenceCall>), {
         queue: QUEUES.evidence,
       });
-      log.info({}, "evidence started");
+      log.info({ store: blobs.location }, "evidence started");
     },
     async stop() {
       await sub?.stop();

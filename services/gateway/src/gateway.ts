@@ -25,6 +25,8 @@ export interface GatewayOptions {
   /** One attempt of a call that is safe to send again, ms (default {@link DEFAULT_ATTEMPT_MS}). */
   attemptMs?: number;
   version: string;
+  /** Lifetime of a file `url` in run data, seconds (default 15 minutes, `DEFAULTS.fileUrlTtlMs`). */
+  fileUrlSeconds?: number;
   /** The web console's build folder (default: this repository's `services/console/dist`). */
   consoleDir?: string;
 }
@@ -34,7 +36,11 @@ export interface GatewayOptions {
  * The caller listens and closes.
  */
 export async function createGateway(o: GatewayOptions): Promise<FastifyInstance> {
-  const fileUrls = new FileUrls(o.secret, o.publicUrl, DEFAULTS.fileUrlTtlMs);
+  const fileUrls = new FileUrls(
+    o.secret,
+    o.publicUrl,
+    o.fileUrlSeconds !== undefined ? o.fileUrlSeconds * 1000 : DEFAULTS.fileUrlTtlMs,
+  );
   const tools = createToolRouter({
     bus: o.bus,
     clock: o.clock,

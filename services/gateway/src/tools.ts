@@ -1,5 +1,5 @@
 import type { ClaimTokens, FileUrls } from "@baton/auth";
-import { type BlobStore, blobKey, sha256Hex } from "@baton/blob";
+import { type BlobStore, blobKey, type PutResult, sha256Hex } from "@baton/blob";
 import {
   type Bus,
   BusRemoteError,
@@ -13,6 +13,7 @@ import {
   type RegistryCall,
   requestWithRetry,
   SUBJECTS,
+  type UploadIntent,
 } from "@baton/bus";
 import {
   type DescribeResult,
@@ -34,6 +35,7 @@ import {
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { CallContext, ToolHandler } from "./mcp.ts";
+import { checkUpload } from "./upload.ts";
 
 /** Gateway settings the tools need. */
 export interface ToolSettings {
@@ -164,29 +166,54 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
     return result;
   }
 
+  /**
+   * `upload` (tools.md upload, §5) without a shared disk: the gateway checks the arguments, asks the
+   * evidence service for an intent (written to PostgreSQL before the PUT, or the earlier answer of
+   * this `requestId`), writes the bytes to the blob store itself, then has the evidence service
+   * record the file. Bytes never cross the bus. A store that is down is `retry` with nothing
+   * recorded: the intent is dropped again.
+   */
   async function upload(args: ToolArgs["upload"], who: Identity): Promise<ToolResult<UploadResult>> {
-    const text = args.contentBase64.replace(/\s+/g, "");
-    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 === 1) {
+    const checked = checkUpload(args, settings.maxUploadBytes);
+    if (!checked.ok) {
       return fail(
-        protocolError("invalid", "contentBase64 is not base64", ["contentBase64: not valid base64"]),
+        protocolError("invalid", "the upload cannot be stored; fix every issue listed", checked.issues),
       );
     }
-    const bytes = Buffer.from(text, "base64");
-    if (bytes.length > settings.maxUploadBytes) {
-      return fail(
-        protocolError("invalid", "the file is larger than this server accepts", [
-          `contentBase64: ${bytes.length} bytes, over describe.maxUploadBytes (${settings.maxUploadBytes})`,
-        ]),
-      );
-    }
+    const bytes = checked.bytes;
     const sha256 = sha256Hex(bytes);
-    await blobs.put(blobKey(who.org, sha256), bytes);
     // The bytes are fingerprinted by their hash, so a replay is compared without keeping them.
     const fingerprint = requestFingerprint(
       "upload",
       { fileName: args.fileName, contentType: args.contentType, sha256 },
       who,
     );
+    const intent = await call<UploadIntent>(SUBJECTS.evidence, "evidence.intent", who, {
+      op: "intent",
+      requestId: args.requestId,
+      fingerprint,
+      sha256,
+      bytes: bytes.length,
+    } satisfies EvidenceCall);
+    if (!intent.ok) return intent;
+    if (intent.data.kind === "replay") return intent.data.result as ToolResult<UploadResult>;
+    const intentId = intent.data.intentId;
+    let put: PutResult;
+    try {
+      put = await blobs.put(blobKey(who.org, sha256), bytes);
+    } catch (error) {
+      log.warn({ err: String(error), store: blobs.location }, "upload: the file store failed");
+      await call(SUBJECTS.evidence, "evidence.abandon", who, {
+        op: "abandon",
+        intentId,
+      } satisfies EvidenceCall);
+      return fail(
+        protocolError(
+          "retry",
+          "the file store cannot be reached now; nothing was stored; retry with the same requestId",
+        ),
+      );
+    }
     const payload: EvidenceCall = {
       op: "register",
       requestId: args.requestId,
@@ -195,6 +222,8 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
       contentType: args.contentType,
       sha256,
       bytes: bytes.length,
+      intentId,
+      etag: put.etag,
     };
     return call<UploadResult>(SUBJECTS.evidence, "evidence.register", who, payload);
   }

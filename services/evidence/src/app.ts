@@ -1,5 +1,5 @@
 import { randomId } from "@baton/auth";
-import { type BlobStore, blobKey, sha256Hex } from "@baton/blob";
+import { type BlobStore, blobKey, verifyBlob } from "@baton/blob";
 import {
   type Bus,
   type Clock,
@@ -24,8 +24,15 @@ export interface EvidenceDeps {
   log: Logger;
 }
 
-/** A file evidence ref's check (§5): exists in the organization; stored bytes match the upload hash. */
-export type FileCheck = { status: "ok"; sha256: string } | { status: "not_found" } | { status: "mismatch" };
+/**
+ * A file evidence ref's check (§5): exists in the organization and the stored bytes match the upload
+ * hash; the engine's `FileCheck`.
+ */
+export type FileCheck =
+  | { status: "ok"; sha256: string }
+  | { status: "not_found" }
+  | { status: "mismatch" }
+  | { status: "missing" };
 
 /** File metadata, for downloads. */
 export interface FileMeta {
@@ -159,24 +166,30 @@ export function createEvidence(deps: EvidenceDeps) {
     return result;
   }
 
+  /**
+   * §5 at acceptance: each ref is a file of this organization whose stored object is still the one
+   * uploaded. With the ETag recorded at upload, one HEAD per file (no download); without one, the
+   * bytes are read and hashed (`verifyBlob`). A store that does not answer throws: the engine
+   * answers `retry` and accepts nothing.
+   */
   async function verify(org: string, refs: string[]): Promise<Record<string, FileCheck>> {
-    const out: Record<string, FileCheck> = {};
     const unique = [...new Set(refs)];
     const rows = await db
-      .select({ id: files.id, sha256: files.sha256 })
+      .select({ id: files.id, sha256: files.sha256, etag: files.etag })
       .from(files)
       .where(and(eq(files.org, org), inArray(files.id, unique)));
-    const known = new Map(rows.map((r) => [r.id, r.sha256]));
-    for (const ref of unique) {
-      const sha = known.get(ref);
-      if (!sha) {
-        out[ref] = { status: "not_found" };
-        continue;
-      }
-      const bytes = await blobs.get(blobKey(org, sha));
-      out[ref] = bytes && sha256Hex(bytes) === sha ? { status: "ok", sha256: sha } : { status: "mismatch" };
-    }
-    return out;
+    const known = new Map(rows.map((r) => [r.id, r]));
+    const checks = await Promise.all(
+      unique.map(async (ref): Promise<[string, FileCheck]> => {
+        const row = known.get(ref);
+        if (!row) return [ref, { status: "not_found" }];
+        const found = await verifyBlob(blobs, blobKey(org, row.sha256), row);
+        if (found === "ok") return [ref, { status: "ok", sha256: row.sha256 }];
+        log.warn({ org, file: ref, sha256: row.sha256, found }, "file evidence no longer matches its upload");
+        return [ref, { status: found }];
+      }),
+    );
+    return Object.fromEntries(checks);
   }
 
   async function get(org: string, id: string): Promise<FileMeta | null> {

@@ -82,7 +82,7 @@ export type RegistryCall =
  * file, idempotent on `requestId`, and drops the intent; replies `ToolResult<UploadResult>`), or
  * `abandon` when the PUT failed (drops the intent; replies null). `verify` checks refs for the
  * engine (replies `Record<ref, FileCheck>`); `get` resolves one file for a download (`FileMeta |
- * null`).
+ * null`), `meta` many for presigned URLs (`Record<id, FileMeta>`, unknown ids left out).
  */
 export type EvidenceCall =
   | { op: "intent"; requestId: string; fingerprint: string; sha256: string; bytes: number }
@@ -101,7 +101,8 @@ export type EvidenceCall =
     }
   | { op: "abandon"; intentId: string }
   | { op: "verify"; refs: string[] }
-  | { op: "get"; id: string };
+  | { op: "get"; id: string }
+  | { op: "meta"; ids: string[] };
 
 /**
  * The reply to an `intent`: go ahead and store the bytes (`intentId` to cite in `register`), or the

@@ -1,4 +1,4 @@
-import type { ClaimTokens, FileUrls } from "@baton/auth";
+import type { ClaimTokens } from "@baton/auth";
 import { type BlobStore, blobKey, type PutResult, sha256Hex } from "@baton/blob";
 import {
   type Bus,
@@ -34,6 +34,7 @@ import {
 } from "@baton/protocol";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import type { FileLinks } from "./file-links.ts";
 import type { CallContext, ToolHandler } from "./mcp.ts";
 import { checkUpload } from "./upload.ts";
 
@@ -65,7 +66,7 @@ export interface ToolDeps {
   log: Logger;
   blobs: BlobStore;
   tokens: ClaimTokens;
-  fileUrls: FileUrls;
+  fileLinks: FileLinks;
   settings: ToolSettings;
 }
 
@@ -76,7 +77,7 @@ export interface ToolDeps {
  * short-lived file `url`s wherever run data is returned (§5).
  */
 export function createToolRouter(deps: ToolDeps): ToolHandler {
-  const { bus, clock, log, blobs, tokens, fileUrls, settings } = deps;
+  const { bus, log, blobs, tokens, fileLinks, settings } = deps;
   const offered = new Set<string>(settings.tools);
   const tools: Tool[] = settings.tools.map((name) => {
     const schema = z.toJSONSchema(TOOL_ARGS[name], { io: "input", unrepresentable: "any" }) as Record<
@@ -138,31 +139,40 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
     );
   }
 
-  function withUrls(data: RunData, org: string): RunData {
-    const now = clock.now();
-    const steps: RunData["steps"] = {};
-    const add = <E extends { evidence?: { kind: string; ref: string; sha256?: string; url?: string }[] }>(
-      c: E,
-    ): E =>
+  /** Run data with a short-lived `url` on every file evidence item, current and in history (§5). */
+  async function withUrls(data: RunData, who: Identity): Promise<RunData> {
+    type Completion = { evidence?: { kind: string; ref: string; sha256?: string; url?: string }[] };
+    const completions: Completion[] = Object.values(data.steps).flatMap((step) => [step, ...step.history]);
+    const refs = completions.flatMap((c) =>
+      (c.evidence ?? []).filter((e) => e.kind === "file").map((e) => e.ref),
+    );
+    if (refs.length === 0) return data;
+    const urls = await fileLinks.urls(who, refs);
+    const add = <E extends Completion>(c: E): E =>
       c.evidence
         ? {
             ...c,
             evidence: c.evidence.map((e) =>
-              e.kind === "file" ? { ...e, url: fileUrls.sign(org, e.ref, now) } : e,
+              e.kind === "file" ? { ...e, url: urls.get(e.ref) as string } : e,
             ),
           }
         : c;
+    const steps: RunData["steps"] = {};
     for (const [id, step] of Object.entries(data.steps))
       steps[id] = { ...add(step), history: step.history.map(add) };
     return { inputs: data.inputs, steps };
   }
 
-  function decorate(name: ToolName, result: ToolResult<unknown>, org: string): ToolResult<unknown> {
+  async function decorate(
+    name: ToolName,
+    result: ToolResult<unknown>,
+    who: Identity,
+  ): Promise<ToolResult<unknown>> {
     if (!result.ok || result.data === null || typeof result.data !== "object") return result;
     const data = result.data as { data?: RunData };
     if (!data.data || !("steps" in data.data)) return result;
     if (name === "claim" || "run" in data)
-      return { ok: true, data: { ...data, data: withUrls(data.data, org) } };
+      return { ok: true, data: { ...data, data: await withUrls(data.data, who) } };
     return result;
   }
 
@@ -286,7 +296,7 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
         );
       }
       const result = await route(tool, parsed.data, who);
-      return decorate(tool, result, who.org);
+      return decorate(tool, result, who);
     },
   };
 }

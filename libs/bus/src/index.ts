@@ -16,6 +16,8 @@ export {
   type EngineWriteTool,
   type EvidenceCall,
   envelope,
+  GC_MIN_AGE_MS,
+  type GcPage,
   type JournalRead,
   QUEUES,
   type RegistryCall,

@@ -1,10 +1,12 @@
 import { randomId } from "@baton/auth";
-import { type BlobStore, blobKey, verifyBlob } from "@baton/blob";
+import { type BlobStore, blobKey, orgPrefix, shaOfKey, verifyBlob } from "@baton/blob";
 import {
   type Bus,
   type Clock,
   type Envelope,
   type EvidenceCall,
+  GC_MIN_AGE_MS,
+  type GcPage,
   type Logger,
   QUEUES,
   SUBJECTS,
@@ -12,8 +14,8 @@ import {
   type UploadIntent,
 } from "@baton/bus";
 import { type Db, files, idempotency, uploadIntents } from "@baton/db";
-import { fail, ok, protocolError, type ToolResult, type UploadResult } from "@baton/protocol";
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { fail, type Identity, ok, protocolError, type ToolResult, type UploadResult } from "@baton/protocol";
+import { and, eq, gt, inArray, lte, sql } from "drizzle-orm";
 
 /** What the evidence service needs. */
 export interface EvidenceDeps {
@@ -50,7 +52,12 @@ export interface FileMeta {
  * again).
  */
 export function objectLock(org: string, sha256: string) {
-  return sql`select pg_advisory_xact_lock(hashtextextended(${`baton-blob ${org}/${sha256}`}, 0))`;
+  return sql`select pg_advisory_xact_lock(hashtextextended(${objectLockKey(org, sha256)}, 0))`;
+}
+
+/** The text whose 64-bit hash is the advisory lock of `<org>/<sha256>` ({@link objectLock}). */
+export function objectLockKey(org: string, sha256: string): string {
+  return `baton-blob ${org}/${sha256}`;
 }
 
 /**
@@ -230,6 +237,94 @@ export function createEvidence(deps: EvidenceDeps) {
     );
   }
 
+  /**
+   * One page of orphan collection (issue #10, `baton evidence gc`) in the caller's organization:
+   * each object older than the age is deleted when no file record names it and no upload intent for
+   * it is younger than the age. The check and the delete happen under the object's advisory lock,
+   * the one an upload's intent is written under ({@link objectLock}), so a concurrent upload of the
+   * same bytes either shows up in the check or PUTs them again after the delete. In a dry run
+   * nothing is deleted. After the last page, intents older than the age (uploads that died between
+   * intent and record) are dropped. Operators only.
+   */
+  async function gc(who: Identity, call: Extract<EvidenceCall, { op: "gc" }>): Promise<ToolResult<GcPage>> {
+    if (!who.operator)
+      return fail(protocolError("forbidden", "collecting unreferenced files needs the operator role"));
+    const issues: string[] = [];
+    if (!Number.isSafeInteger(call.olderThanMs) || call.olderThanMs < GC_MIN_AGE_MS)
+      issues.push(
+        `olderThanMs: a whole number of ms, at least ${GC_MIN_AGE_MS} (an upload in flight is younger)`,
+      );
+    if (typeof call.dryRun !== "boolean") issues.push("dryRun: true or false");
+    if (call.cursor !== null && typeof call.cursor !== "string") issues.push("cursor: a key or null");
+    if (!Number.isInteger(call.limit) || call.limit < 1 || call.limit > 1000) issues.push("limit: 1 to 1000");
+    if (issues.length > 0)
+      return fail(protocolError("invalid", "the collection cannot run; fix every issue listed", issues));
+    const org = who.org;
+    const cutoff = clock.now() - call.olderThanMs;
+    const prefix = orgPrefix(org);
+    const page = await blobs.list(prefix, call.cursor, call.limit);
+    const out: GcPage = {
+      examined: 0,
+      deleted: [],
+      keptYoung: 0,
+      keptReferenced: 0,
+      intentsDropped: 0,
+      cursor: page.cursor,
+    };
+    for (const object of page.objects) {
+      const sha256 = shaOfKey(object.key, prefix);
+      // Only objects Baton wrote (`<org>/<sha256>`) are examined; anything else in the bucket is left alone.
+      if (!sha256) continue;
+      out.examined++;
+      if (object.modifiedAt > cutoff) {
+        out.keptYoung++;
+        continue;
+      }
+      const verdict = await db.transaction(async (tx) => {
+        await tx.execute(objectLock(org, sha256));
+        const named = await tx
+          .select({ id: files.id })
+          .from(files)
+          .where(and(eq(files.org, org), eq(files.sha256, sha256)))
+          .limit(1);
+        if (named.length > 0) return "referenced" as const;
+        const intents = await tx
+          .select({ id: uploadIntents.id })
+          .from(uploadIntents)
+          .where(
+            and(
+              eq(uploadIntents.org, org),
+              eq(uploadIntents.sha256, sha256),
+              gt(uploadIntents.createdAt, new Date(cutoff)),
+            ),
+          )
+          .limit(1);
+        if (intents.length > 0) return "young" as const;
+        // Deleted while the lock is held: an intent for these bytes waits for the commit.
+        if (!call.dryRun) await blobs.delete(object.key);
+        return "deleted" as const;
+      });
+      if (verdict === "referenced") out.keptReferenced++;
+      else if (verdict === "young") out.keptYoung++;
+      else
+        out.deleted.push({
+          key: object.key,
+          bytes: object.bytes,
+          modifiedAt: new Date(object.modifiedAt).toISOString(),
+        });
+    }
+    if (!call.dryRun && page.cursor === null) {
+      const dropped = await db
+        .delete(uploadIntents)
+        .where(and(eq(uploadIntents.org, org), lte(uploadIntents.createdAt, new Date(cutoff))))
+        .returning({ id: uploadIntents.id });
+      out.intentsDropped = dropped.length;
+    }
+    if (!call.dryRun && out.deleted.length > 0)
+      log.info({ org, deleted: out.deleted.length, by: who.id }, "unreferenced files deleted");
+    return ok(out);
+  }
+
   async function handle(env: Envelope<EvidenceCall>): Promise<unknown> {
     const who = env.identity;
     if (!who) throw new Error("evidence calls carry the caller's identity");
@@ -247,6 +342,8 @@ export function createEvidence(deps: EvidenceDeps) {
         return get(who.org, call.id);
       case "meta":
         return meta(who.org, call.ids);
+      case "gc":
+        return gc(who, call);
       default: {
         const unreachable: never = call;
         throw new Error(`unknown evidence call ${JSON.stringify(unreachable)}`);

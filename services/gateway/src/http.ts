@@ -337,6 +337,22 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
     });
   });
 
+  // Orphan collection (issue #10, `baton evidence gc`): one page per call, in the operator's organization.
+  app.post("/api/evidence/gc", (request, reply) =>
+    admin(request, reply, () => {
+      const body = jsonBody(request);
+      // Checked by the evidence service; passed as sent so a wrong type is refused there.
+      const payload = {
+        op: "gc",
+        olderThanMs: body.olderThanMs as number,
+        dryRun: (body.dryRun ?? true) as boolean,
+        cursor: (body.cursor ?? null) as string | null,
+        limit: (body.limit ?? 100) as number,
+      } satisfies EvidenceCall;
+      return { subject: SUBJECTS.evidence, type: "evidence.gc", payload };
+    }),
+  );
+
   // Versions and journals for anyone in the organization, and the web console (issue #16).
   registerAdminReads(app, { bus, log, fileLinks, callTimeoutMs: settings.callTimeoutMs, authenticate });
   await registerConsole(app, settings.consoleDir);

@@ -16,7 +16,7 @@ export const BLOB_ENV = {
     .max(63)
     .optional()
     .describe(
-      "S3 bucket holding file bytes, content-addressed as <org>/<sha256>. When set, the store is S3 (same on gateway and evidence); otherwise BATON_BLOB_DIR.",
+      "S3 bucket holding file bytes, content-addressed as `<org>/<sha256>`. When set, the store is S3 (same on gateway and evidence); otherwise BATON_BLOB_DIR.",
     ),
   BATON_BLOB_DIR: z
     .string()
@@ -41,7 +41,9 @@ export const BLOB_ENV = {
   BATON_S3_FORCE_PATH_STYLE: z
     .stringbool()
     .default(false)
-    .describe("true: address objects as <endpoint>/<bucket>/<key> (MinIO and most non-AWS stores need it)."),
+    .describe(
+      "true: address objects as `<endpoint>/<bucket>/<key>` (MinIO and most non-AWS stores need it); false (the default): `<bucket>.<endpoint>/<key>`.",
+    ),
   BATON_S3_PUBLIC_ENDPOINT: z
     .url()
     .optional()

@@ -126,7 +126,7 @@ describe("evidence on S3: two gateways, two evidence replicas, no shared directo
     expect(baton.running("evidence")).toHaveLength(2);
   });
 
-  it("[contract-review] uploads through one gateway, decisions through the other, ends signed; the run view's file items carry sha256 and presigned S3 urls that open the bytes", async () => {
+  it("contract-review: uploads through one gateway, decisions through the other, ends signed; the run view's file items carry sha256 and presigned S3 urls that open the bytes", async () => {
     const starter = await on("A", { kind: "person", id: "starter@example.com" });
     const ownerA = await on("A", { kind: "person", id: "owner@example.com" });
     const ownerB = await on("B", { kind: "person", id: "owner@example.com" });
@@ -168,7 +168,7 @@ describe("evidence on S3: two gateways, two evidence replicas, no shared directo
     await opensFromBucket(s3, view.data.steps.sign.evidence[0], "executed contract", "executed.txt");
   });
 
-  it("[expense-reimbursement] the receipts file uploaded on A is verified on B, seen by the agent's claim with a url that opens it; ends reimbursed", async () => {
+  it("expense-reimbursement: the receipts file uploaded on A is verified on B, seen by the agent's claim with a url that opens it; ends reimbursed", async () => {
     const employeeA = await on("A", { kind: "person", id: "emp@example.com" });
     const employeeB = await on("B", { kind: "person", id: "emp@example.com" });
     const manager = await on("A", { kind: "person", id: "boss@example.com" });
@@ -203,7 +203,7 @@ describe("evidence on S3: two gateways, two evidence replicas, no shared directo
     expect(ended.run).toMatchObject({ state: "ended", outcome: "reimbursed" });
   });
 
-  it("[supplier-rfp] three quotes uploaded across both gateways meet evidence: [file]; ends selected with three openable files", async () => {
+  it("supplier-rfp: three quotes uploaded across both gateways meet evidence: [file]; ends selected with three openable files", async () => {
     const buyerA = await on("A", { kind: "person", id: "buyer@example.com", groups: ["procurement-buyer"] });
     const buyerB = await on("B", { kind: "person", id: "buyer@example.com", groups: ["procurement-buyer"] });
     const manager = await on("B", { kind: "person", id: "pm@example.com", groups: ["procurement-manager"] });

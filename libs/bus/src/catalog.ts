@@ -79,8 +79,17 @@ export type RegistryCall =
   | { op: "bind"; draftId: string; bindings: Record<string, string> }
   | { op: "publish"; draftId: string };
 
-/** Evidence calls (§5): record an upload whose bytes the gateway stored, verify refs, resolve for download. */
+/**
+ * Evidence calls (§5). An upload is three: `intent` (recorded before the gateway PUTs the bytes, so
+ * orphan collection leaves them alone; replies {@link UploadIntent}), then `register` (records the
+ * file, idempotent on `requestId`, and drops the intent; replies `ToolResult<UploadResult>`), or
+ * `abandon` when the PUT failed (drops the intent; replies null). `verify` checks refs for the
+ * engine (replies `Record<ref, FileCheck>`); `get` resolves one file for a download (`FileMeta |
+ * null`), `meta` many for presigned URLs (`Record<id, FileMeta>`, unknown ids left out); `gc` is one
+ * page of orphan collection for an operator of the caller's organization (`ToolResult<GcPage>`).
+ */
 export type EvidenceCall =
+  | { op: "intent"; requestId: string; fingerprint: string; sha256: string; bytes: number }
   | {
       op: "register";
       requestId: string;
@@ -89,9 +98,55 @@ export type EvidenceCall =
       contentType: string;
       sha256: string;
       bytes: number;
+      /** The intent this upload wrote before its PUT. */
+      intentId: string;
+      /** The object's ETag, when the store showed it equals the bytes' MD5 (blob `PutResult.etag`). */
+      etag: string | null;
     }
+  | { op: "abandon"; intentId: string }
   | { op: "verify"; refs: string[] }
-  | { op: "get"; id: string };
+  | { op: "get"; id: string }
+  | { op: "meta"; ids: string[] }
+  | {
+      op: "gc";
+      /** Objects and intents younger than this are kept, ms (at least {@link GC_MIN_AGE_MS}). */
+      olderThanMs: number;
+      /** Report what would be deleted, delete nothing. */
+      dryRun: boolean;
+      /** The last key of the previous page, or null for the first. */
+      cursor: string | null;
+      /** Objects examined in this page (1–1000). */
+      limit: number;
+    };
+
+/**
+ * The least age `gc` accepts, ms: an upload that wrote its intent is done (or has failed) well within
+ * a minute, so nothing in flight is older.
+ */
+export const GC_MIN_AGE_MS = 60_000;
+
+/**
+ * The reply to an `intent`: go ahead and store the bytes (`intentId` to cite in `register`), or the
+ * `requestId` was used before and this is that call's answer (its result, or `conflict`): nothing
+ * is stored.
+ */
+export type UploadIntent = { kind: "intent"; intentId: string } | { kind: "replay"; result: unknown };
+
+/**
+ * One page of `baton evidence gc` in the caller's organization: the objects examined; those deleted
+ * (or, in a dry run, that would be), each `{ key, bytes, modifiedAt }` (RFC 3339); how many were kept
+ * for being younger than the age or having an upload intent younger than it (`keptYoung`) and for
+ * being named by a file (`keptReferenced`); the stale intents dropped (after the last page, not in a
+ * dry run); and the cursor of the next page (null after the last).
+ */
+export interface GcPage {
+  examined: number;
+  deleted: { key: string; bytes: number; modifiedAt: string }[];
+  keptYoung: number;
+  keptReferenced: number;
+  intentsDropped: number;
+  cursor: string | null;
+}
 
 /**
  * Scheduler calls (issue #5): the manual clock, from the admin API (operators only).

@@ -16,6 +16,8 @@ export {
   type EngineWriteTool,
   type EvidenceCall,
   envelope,
+  GC_MIN_AGE_MS,
+  type GcPage,
   type JournalRead,
   QUEUES,
   type RegistryCall,
@@ -25,6 +27,7 @@ export {
   type SchedulerCall,
   SUBJECTS,
   type TickResult,
+  type UploadIntent,
 } from "./catalog.ts";
 export {
   AdvanceConflict,

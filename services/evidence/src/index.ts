@@ -1,2 +1,9 @@
-export { createEvidence, type EvidenceDeps, type FileCheck, type FileMeta } from "./app.ts";
+export {
+  createEvidence,
+  type EvidenceDeps,
+  type FileCheck,
+  type FileMeta,
+  objectLock,
+  objectLockKey,
+} from "./app.ts";
 export { main } from "./main.ts";

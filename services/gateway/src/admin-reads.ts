@@ -1,8 +1,6 @@
 // The admin API's read endpoints (issue #16): published versions and a run's journal, for anyone in the organization.
-import type { FileUrls } from "@baton/auth";
 import {
   type Bus,
-  type Clock,
   envelope,
   type JournalRead,
   type Logger,
@@ -19,13 +17,13 @@ import {
   type ToolResult,
 } from "@baton/protocol";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FileLinks } from "./file-links.ts";
 
 /** What the read endpoints need from the HTTP server. */
 export interface AdminReadDeps {
   bus: Bus;
-  clock: Clock;
   log: Logger;
-  fileUrls: FileUrls;
+  fileLinks: FileLinks;
   callTimeoutMs: number;
   /** The gateway's bearer check: the caller, or null after it answered 401. */
   authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<{ identity: Identity } | null>;
@@ -60,14 +58,14 @@ const whole = (value: string | undefined): number | string | undefined =>
  * `invalid` with every issue.
  */
 export function registerAdminReads(app: FastifyInstance, deps: AdminReadDeps): void {
-  const { bus, clock, log, fileUrls, callTimeoutMs, authenticate } = deps;
+  const { bus, log, fileLinks, callTimeoutMs, authenticate } = deps;
 
   async function forward<T>(
     request: FastifyRequest,
     reply: FastifyReply,
     subject: string,
     payload: (who: Identity) => unknown,
-    shape: (data: T, who: Identity) => T = (data) => data,
+    shape: (data: T, who: Identity) => T | Promise<T> = (data) => data,
   ) {
     const auth = await authenticate(request, reply);
     if (!auth) return reply;
@@ -85,7 +83,7 @@ export function registerAdminReads(app: FastifyInstance, deps: AdminReadDeps): v
       result = fail(protocolError("retry", "the server could not complete this call now; retry"));
     }
     if (!result.ok) return reply.code(STATUS[result.error.code] ?? 400).send(result);
-    return reply.send({ ok: true, data: shape(result.data, auth.identity) });
+    return reply.send({ ok: true, data: await shape(result.data, auth.identity) });
   }
 
   app.get("/api/processes/:name/versions", (request, reply) => {
@@ -109,24 +107,34 @@ export function registerAdminReads(app: FastifyInstance, deps: AdminReadDeps): v
         if (q.limit !== undefined) query.limit = whole(q.limit);
         return query satisfies Partial<Record<keyof JournalRead, unknown>>;
       },
-      (page, who) => withFileUrls(page, who.org, fileUrls, clock.now()),
+      (page, who) => withFileUrls(page, who, fileLinks),
     );
   });
 }
 
-/** Adds a signed `url` to each file evidence item of the journal's arguments (§5), as run data has. */
-function withFileUrls(page: JournalPage, org: string, fileUrls: FileUrls, now: number): JournalPage {
+/** Adds a short-lived `url` to each file evidence item of the journal's arguments (§5), as run data has. */
+async function withFileUrls(page: JournalPage, who: Identity, fileLinks: FileLinks): Promise<JournalPage> {
+  type Item = { kind?: unknown; ref?: unknown };
+  const itemsOf = (entry: JournalPage["entries"][number]): Item[] | null => {
+    const args = entry.detail.args as { evidence?: unknown } | undefined;
+    return args && Array.isArray(args.evidence) ? (args.evidence as Item[]) : null;
+  };
+  const refs = page.entries.flatMap((entry) =>
+    (itemsOf(entry) ?? []).flatMap((e) =>
+      e && e.kind === "file" && typeof e.ref === "string" ? [e.ref] : [],
+    ),
+  );
+  if (refs.length === 0) return page;
+  const urls = await fileLinks.urls(who, refs);
   return {
     ...page,
     entries: page.entries.map((entry) => {
-      const args = entry.detail.args as { evidence?: unknown } | undefined;
-      if (!args || !Array.isArray(args.evidence)) return entry;
-      const evidence = args.evidence.map((e: { kind?: unknown; ref?: unknown }) =>
-        e && e.kind === "file" && typeof e.ref === "string"
-          ? { ...e, url: fileUrls.sign(org, e.ref, now) }
-          : e,
+      const items = itemsOf(entry);
+      if (!items) return entry;
+      const evidence = items.map((e) =>
+        e && e.kind === "file" && typeof e.ref === "string" ? { ...e, url: urls.get(e.ref) } : e,
       );
-      return { ...entry, detail: { ...entry.detail, args: { ...args, evidence } } };
+      return { ...entry, detail: { ...entry.detail, args: { ...(entry.detail.args as object), evidence } } };
     }),
   };
 }

@@ -1,5 +1,5 @@
 import { createBearerVerifier, DEV_ISSUER, loadOrCreateDevIssuer } from "@baton/auth";
-import { LocalBlobStore } from "@baton/blob";
+import { openBlobStore } from "@baton/blob";
 import { clockFor, NatsBus, parseEnv, untilSignal } from "@baton/bus";
 import pino from "pino";
 import { GatewayConfigSchema } from "./config.ts";
@@ -29,13 +29,19 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
       keys: { jwksUrl: config.BATON_AUTH_JWKS_URL as string },
     });
   }
+  // S3 when BATON_S3_BUCKET is set, else BATON_BLOB_DIR; a store that does not answer stops the start.
+  const blobs = await openBlobStore(config).catch((error: Error) => {
+    process.stderr.write(`baton serve gateway: ${error.message}\n`);
+    return process.exit(1);
+  });
   const bus = await NatsBus.connect(config.NATS_URL, "baton-gateway", config.BATON_NAMESPACE, log);
   const { clock } = await clockFor(config.BATON_CLOCK, bus);
   const app = await createGateway({
     bus,
     clock,
     log,
-    blobs: new LocalBlobStore(config.BATON_BLOB_DIR),
+    blobs,
+    fileUrlSeconds: config.BATON_FILE_URL_SECONDS,
     verifier,
     secret: config.BATON_SECRET,
     publicUrl,

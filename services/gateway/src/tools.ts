@@ -1,5 +1,5 @@
-import type { ClaimTokens, FileUrls } from "@baton/auth";
-import { type BlobStore, blobKey, sha256Hex } from "@baton/blob";
+import type { ClaimTokens } from "@baton/auth";
+import { type BlobStore, blobKey, type PutResult, sha256Hex } from "@baton/blob";
 import {
   type Bus,
   BusRemoteError,
@@ -13,6 +13,7 @@ import {
   type RegistryCall,
   requestWithRetry,
   SUBJECTS,
+  type UploadIntent,
 } from "@baton/bus";
 import {
   type DescribeResult,
@@ -33,7 +34,9 @@ import {
 } from "@baton/protocol";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import type { FileLinks } from "./file-links.ts";
 import type { CallContext, ToolHandler } from "./mcp.ts";
+import { checkUpload } from "./upload.ts";
 
 /** Gateway settings the tools need. */
 export interface ToolSettings {
@@ -63,7 +66,7 @@ export interface ToolDeps {
   log: Logger;
   blobs: BlobStore;
   tokens: ClaimTokens;
-  fileUrls: FileUrls;
+  fileLinks: FileLinks;
   settings: ToolSettings;
 }
 
@@ -74,7 +77,7 @@ export interface ToolDeps {
  * short-lived file `url`s wherever run data is returned (§5).
  */
 export function createToolRouter(deps: ToolDeps): ToolHandler {
-  const { bus, clock, log, blobs, tokens, fileUrls, settings } = deps;
+  const { bus, log, blobs, tokens, fileLinks, settings } = deps;
   const offered = new Set<string>(settings.tools);
   const tools: Tool[] = settings.tools.map((name) => {
     const schema = z.toJSONSchema(TOOL_ARGS[name], { io: "input", unrepresentable: "any" }) as Record<
@@ -136,57 +139,91 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
     );
   }
 
-  function withUrls(data: RunData, org: string): RunData {
-    const now = clock.now();
-    const steps: RunData["steps"] = {};
-    const add = <E extends { evidence?: { kind: string; ref: string; sha256?: string; url?: string }[] }>(
-      c: E,
-    ): E =>
+  /** Run data with a short-lived `url` on every file evidence item, current and in history (§5). */
+  async function withUrls(data: RunData, who: Identity): Promise<RunData> {
+    type Completion = { evidence?: { kind: string; ref: string; sha256?: string; url?: string }[] };
+    const completions: Completion[] = Object.values(data.steps).flatMap((step) => [step, ...step.history]);
+    const refs = completions.flatMap((c) =>
+      (c.evidence ?? []).filter((e) => e.kind === "file").map((e) => e.ref),
+    );
+    if (refs.length === 0) return data;
+    const urls = await fileLinks.urls(who, refs);
+    const add = <E extends Completion>(c: E): E =>
       c.evidence
         ? {
             ...c,
             evidence: c.evidence.map((e) =>
-              e.kind === "file" ? { ...e, url: fileUrls.sign(org, e.ref, now) } : e,
+              e.kind === "file" ? { ...e, url: urls.get(e.ref) as string } : e,
             ),
           }
         : c;
+    const steps: RunData["steps"] = {};
     for (const [id, step] of Object.entries(data.steps))
       steps[id] = { ...add(step), history: step.history.map(add) };
     return { inputs: data.inputs, steps };
   }
 
-  function decorate(name: ToolName, result: ToolResult<unknown>, org: string): ToolResult<unknown> {
+  async function decorate(
+    name: ToolName,
+    result: ToolResult<unknown>,
+    who: Identity,
+  ): Promise<ToolResult<unknown>> {
     if (!result.ok || result.data === null || typeof result.data !== "object") return result;
     const data = result.data as { data?: RunData };
     if (!data.data || !("steps" in data.data)) return result;
     if (name === "claim" || "run" in data)
-      return { ok: true, data: { ...data, data: withUrls(data.data, org) } };
+      return { ok: true, data: { ...data, data: await withUrls(data.data, who) } };
     return result;
   }
 
+  /**
+   * `upload` (tools.md upload, §5) without a shared disk: the gateway checks the arguments, asks the
+   * evidence service for an intent (written to PostgreSQL before the PUT, or the earlier answer of
+   * this `requestId`), writes the bytes to the blob store itself, then has the evidence service
+   * record the file. Bytes never cross the bus. A store that is down is `retry` with nothing
+   * recorded: the intent is dropped again.
+   */
   async function upload(args: ToolArgs["upload"], who: Identity): Promise<ToolResult<UploadResult>> {
-    const text = args.contentBase64.replace(/\s+/g, "");
-    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 === 1) {
+    const checked = checkUpload(args, settings.maxUploadBytes);
+    if (!checked.ok) {
       return fail(
-        protocolError("invalid", "contentBase64 is not base64", ["contentBase64: not valid base64"]),
+        protocolError("invalid", "the upload cannot be stored; fix every issue listed", checked.issues),
       );
     }
-    const bytes = Buffer.from(text, "base64");
-    if (bytes.length > settings.maxUploadBytes) {
-      return fail(
-        protocolError("invalid", "the file is larger than this server accepts", [
-          `contentBase64: ${bytes.length} bytes, over describe.maxUploadBytes (${settings.maxUploadBytes})`,
-        ]),
-      );
-    }
+    const bytes = checked.bytes;
     const sha256 = sha256Hex(bytes);
-    await blobs.put(blobKey(who.org, sha256), bytes);
     // The bytes are fingerprinted by their hash, so a replay is compared without keeping them.
     const fingerprint = requestFingerprint(
       "upload",
       { fileName: args.fileName, contentType: args.contentType, sha256 },
       who,
     );
+    const intent = await call<UploadIntent>(SUBJECTS.evidence, "evidence.intent", who, {
+      op: "intent",
+      requestId: args.requestId,
+      fingerprint,
+      sha256,
+      bytes: bytes.length,
+    } satisfies EvidenceCall);
+    if (!intent.ok) return intent;
+    if (intent.data.kind === "replay") return intent.data.result as ToolResult<UploadResult>;
+    const intentId = intent.data.intentId;
+    let put: PutResult;
+    try {
+      put = await blobs.put(blobKey(who.org, sha256), bytes);
+    } catch (error) {
+      log.warn({ err: String(error), store: blobs.location }, "upload: the file store failed");
+      await call(SUBJECTS.evidence, "evidence.abandon", who, {
+        op: "abandon",
+        intentId,
+      } satisfies EvidenceCall);
+      return fail(
+        protocolError(
+          "retry",
+          "the file store cannot be reached now; nothing was stored; retry with the same requestId",
+        ),
+      );
+    }
     const payload: EvidenceCall = {
       op: "register",
       requestId: args.requestId,
@@ -195,6 +232,8 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
       contentType: args.contentType,
       sha256,
       bytes: bytes.length,
+      intentId,
+      etag: put.etag,
     };
     return call<UploadResult>(SUBJECTS.evidence, "evidence.register", who, payload);
   }
@@ -257,7 +296,7 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
         );
       }
       const result = await route(tool, parsed.data, who);
-      return decorate(tool, result, who.org);
+      return decorate(tool, result, who);
     },
   };
 }

@@ -1,3 +1,4 @@
+import { AUTH_ENV, authEnvProblems } from "@baton/auth";
 import { SHARED_ENV } from "@baton/bus";
 import { DEFAULTS } from "@baton/protocol";
 import { z } from "zod";
@@ -21,6 +22,7 @@ export const GatewayConfigSchema = z
     BATON_PORT: z.coerce.number().int().min(0).max(65535).default(7800).describe("Port to listen on."),
     BATON_AUTH_ISSUER: z.string().optional().describe("Issuer (iss) of bearer tokens."),
     BATON_AUTH_JWKS_URL: z.url().optional().describe("JWKS URL of the issuer's signing keys."),
+    ...AUTH_ENV,
     BATON_DEV_ISSUER_FILE: z
       .string()
       .optional()
@@ -55,6 +57,9 @@ export const GatewayConfigSchema = z
   .refine((c) => c.BATON_DEV_ISSUER_FILE !== undefined || (c.BATON_AUTH_ISSUER && c.BATON_AUTH_JWKS_URL), {
     message: "set BATON_AUTH_ISSUER and BATON_AUTH_JWKS_URL, or BATON_DEV_ISSUER_FILE",
     path: ["BATON_AUTH_JWKS_URL"],
+  })
+  .superRefine((c, ctx) => {
+    for (const p of authEnvProblems(c)) ctx.addIssue({ code: "custom", path: [p.path], message: p.message });
   })
   .describe(
     "Bearer tokens: set either BATON_AUTH_ISSUER and BATON_AUTH_JWKS_URL (production), or BATON_DEV_ISSUER_FILE (trials and tests); one of the two is required.",

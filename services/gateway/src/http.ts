@@ -47,22 +47,6 @@ export interface HttpDeps {
   settings: HttpSettings;
 }
 
-function toIdentity(claims: {
-  sub: string;
-  org: string;
-  kind: "agent" | "person";
-  groups: string[];
-  roles: string[];
-}): Identity {
-  return {
-    org: claims.org,
-    kind: claims.kind,
-    id: claims.sub,
-    groups: claims.groups,
-    operator: claims.roles.includes("operator"),
-  };
-}
-
 const STATUS: Record<string, number> = {
   invalid: 400,
   not_accepted: 422,
@@ -138,6 +122,15 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
     }
     const token = match[1] as string;
     const verified = await verifier.verify(token);
+    if (!verified.ok && verified.error.retryable) {
+      // The issuer's keys could not be fetched: the token may be fine, so no 401 (which tells a
+      // client to get a new token), but a 503 to send the same one again.
+      void reply
+        .code(503)
+        .header("Retry-After", "5")
+        .send({ error: verified.error.error, error_description: verified.error.description });
+      return null;
+    }
     if (!verified.ok) {
       // RFC 6750 §3: error_description holds %x20-21 / %x23-5B / %x5D-7E only (and a header value
       // outside Latin-1 would throw); the JSON body keeps the text as it is.
@@ -153,7 +146,8 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
         .send({ error: "invalid_token", error_description: verified.error.description });
       return null;
     }
-    return { token, identity: toIdentity(verified.claims) };
+    const { client: _client, ...identity } = verified.identity;
+    return { token, identity };
   }
 
   app.get("/.well-known/oauth-protected-resource", async () => ({

@@ -1,4 +1,4 @@
-import { createBearerVerifier, DEV_ISSUER, loadOrCreateDevIssuer } from "@baton/auth";
+import { bearerOptionsFromEnv, createBearerVerifier, DEV_ISSUER, loadOrCreateDevIssuer } from "@baton/auth";
 import { LocalBlobStore } from "@baton/blob";
 import { clockFor, NatsBus, parseEnv, untilSignal } from "@baton/bus";
 import pino from "pino";
@@ -16,18 +16,18 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   if (config.BATON_DEV_ISSUER_FILE) {
     const dev = await loadOrCreateDevIssuer(config.BATON_DEV_ISSUER_FILE);
     issuer = DEV_ISSUER;
+    // Dev-issuer tokens carry today's claims, so the default claim mapping reads them.
     verifier = createBearerVerifier({
       issuer,
-      audience: `${publicUrl}/mcp`,
+      audience: config.BATON_AUTH_AUDIENCE?.length ? config.BATON_AUTH_AUDIENCE : `${publicUrl}/mcp`,
       keys: { jwks: [dev.publicJwk] },
+      clockToleranceSeconds: config.BATON_AUTH_CLOCK_TOLERANCE_SECONDS,
     });
   } else {
     issuer = config.BATON_AUTH_ISSUER as string;
-    verifier = createBearerVerifier({
-      issuer,
-      audience: `${publicUrl}/mcp`,
-      keys: { jwksUrl: config.BATON_AUTH_JWKS_URL as string },
-    });
+    verifier = createBearerVerifier(
+      bearerOptionsFromEnv(config, issuer, config.BATON_AUTH_JWKS_URL as string, `${publicUrl}/mcp`),
+    );
   }
   const bus = await NatsBus.connect(config.NATS_URL, "baton-gateway", config.BATON_NAMESPACE, log);
   const { clock } = await clockFor(config.BATON_CLOCK, bus);

@@ -2,6 +2,7 @@ import { AUTH_ENV, authEnvProblems } from "@baton/auth";
 import { SHARED_ENV } from "@baton/bus";
 import { DEFAULTS } from "@baton/protocol";
 import { z } from "zod";
+import { ORIGIN_ENV } from "./origin.ts";
 
 /**
  * The gateway's configuration, from the environment. Tokens are verified either against an issuer's
@@ -23,6 +24,7 @@ export const GatewayConfigSchema = z
     BATON_AUTH_ISSUER: z.string().optional().describe("Issuer (iss) of bearer tokens."),
     BATON_AUTH_JWKS_URL: z.url().optional().describe("JWKS URL of the issuer's signing keys."),
     ...AUTH_ENV,
+    ...ORIGIN_ENV,
     BATON_DEV_ISSUER_FILE: z
       .string()
       .optional()

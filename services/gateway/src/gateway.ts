@@ -27,6 +27,8 @@ export interface GatewayOptions {
   version: string;
   /** The web console's build folder (default: this repository's `services/console/dist`). */
   consoleDir?: string;
+  /** Browser origins allowed on `/mcp` and `/api` (default: the public URL's; issue #12). */
+  allowedOrigins?: readonly string[];
 }
 
 /**
@@ -71,6 +73,7 @@ export async function createGateway(o: GatewayOptions): Promise<FastifyInstance>
       attemptMs: o.attemptMs ?? DEFAULT_ATTEMPT_MS,
       version: o.version,
       consoleDir: o.consoleDir ?? DEFAULT_CONSOLE_DIR,
+      ...(o.allowedOrigins ? { allowedOrigins: o.allowedOrigins } : {}),
     },
   });
 }

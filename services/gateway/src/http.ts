@@ -18,6 +18,7 @@ import { registerAdminReads } from "./admin-reads.ts";
 import { ARGUMENTS, argumentProblems, type ParsedBody, parseBody } from "./body.ts";
 import { registerConsole } from "./console.ts";
 import { type CallContext, McpEndpoint, type ToolHandler } from "./mcp.ts";
+import { allowedOrigins, registerOriginCheck } from "./origin.ts";
 
 /** Gateway settings for HTTP. */
 export interface HttpSettings {
@@ -33,6 +34,8 @@ export interface HttpSettings {
   version: string;
   /** The web console's build folder, served at `/ui/` (issue #16). */
   consoleDir: string;
+  /** Browser origins allowed on `/mcp` and `/api` (default: the public URL's; `origin.ts`). */
+  allowedOrigins?: readonly string[];
 }
 
 /** What the HTTP layer needs. */
@@ -106,6 +109,8 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
     done(null, parseBody(body as string, request.url.startsWith("/mcp") ? ARGUMENTS : ""));
   });
   app.setErrorHandler(refuse);
+  // Before anything else is read (issue #12, MCP transport security).
+  registerOriginCheck(app, allowedOrigins(settings.publicUrl, settings.allowedOrigins));
 
   async function authenticate(
     request: FastifyRequest,

@@ -48,6 +48,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     attemptMs: config.BATON_ATTEMPT_TIMEOUT_MS,
     version: "0.1.0",
     ...(config.BATON_CONSOLE_DIR !== undefined ? { consoleDir: config.BATON_CONSOLE_DIR } : {}),
+    ...(config.BATON_ALLOWED_ORIGINS ? { allowedOrigins: config.BATON_ALLOWED_ORIGINS } : {}),
   });
   await app.listen({ host: config.BATON_HOST, port: config.BATON_PORT });
   log.info({ url: `${publicUrl}/mcp` }, "gateway serving");

@@ -3,6 +3,7 @@ import { SHARED_ENV } from "@baton/bus";
 import { DEFAULTS } from "@baton/protocol";
 import { z } from "zod";
 import { ORIGIN_ENV } from "./origin.ts";
+import { RATE_LIMIT_ENV } from "./rate-limit.ts";
 
 /**
  * The gateway's configuration, from the environment. Tokens are verified either against an issuer's
@@ -25,6 +26,7 @@ export const GatewayConfigSchema = z
     BATON_AUTH_JWKS_URL: z.url().optional().describe("JWKS URL of the issuer's signing keys."),
     ...AUTH_ENV,
     ...ORIGIN_ENV,
+    ...RATE_LIMIT_ENV,
     BATON_DEV_ISSUER_FILE: z
       .string()
       .optional()

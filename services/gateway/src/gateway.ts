@@ -5,6 +5,7 @@ import { DEFAULTS, OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
 import type { FastifyInstance } from "fastify";
 import { DEFAULT_CONSOLE_DIR } from "./console.ts";
 import { createHttpServer } from "./http.ts";
+import { createRateLimiter, DEFAULT_RATE_LIMITS, type RateLimiter, type RateLimits } from "./rate-limit.ts";
 import { createToolRouter } from "./tools.ts";
 
 /** Everything the gateway needs, in both deployments. */
@@ -29,6 +30,12 @@ export interface GatewayOptions {
   consoleDir?: string;
   /** Browser origins allowed on `/mcp` and `/api` (default: the public URL's; issue #12). */
   allowedOrigins?: readonly string[];
+  /**
+   * Rate limits per caller and organization (issue #12); closed with the gateway. Default: in
+   * memory, with `rateLimits` (default {@link DEFAULT_RATE_LIMITS}), as `baton dev` runs.
+   */
+  rateLimiter?: RateLimiter;
+  rateLimits?: RateLimits;
 }
 
 /**
@@ -64,6 +71,9 @@ export async function createGateway(o: GatewayOptions): Promise<FastifyInstance>
     verifier: o.verifier,
     fileUrls,
     tools,
+    limiter:
+      o.rateLimiter ??
+      createRateLimiter({ limits: o.rateLimits ?? DEFAULT_RATE_LIMITS, namespace: "baton", log: o.log }),
     settings: {
       publicUrl: o.publicUrl,
       issuer: o.issuer,

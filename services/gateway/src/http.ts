@@ -12,13 +12,21 @@ import {
   SUBJECTS,
 } from "@baton/bus";
 import { textProblem } from "@baton/process";
-import { fail, type Identity, protocolError, type ToolResult } from "@baton/protocol";
+import {
+  fail,
+  type Identity,
+  protocolError,
+  type ToolName,
+  type ToolResult,
+  WRITE_TOOLS,
+} from "@baton/protocol";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { registerAdminReads } from "./admin-reads.ts";
 import { ARGUMENTS, argumentProblems, type ParsedBody, parseBody } from "./body.ts";
 import { registerConsole } from "./console.ts";
 import { type CallContext, McpEndpoint, type ToolHandler } from "./mcp.ts";
 import { allowedOrigins, registerOriginCheck } from "./origin.ts";
+import { limitedMessage, type RateLimiter } from "./rate-limit.ts";
 
 /** Gateway settings for HTTP. */
 export interface HttpSettings {
@@ -47,6 +55,8 @@ export interface HttpDeps {
   verifier: BearerVerifier;
   fileUrls: FileUrls;
   tools: ToolHandler;
+  /** Rate limits per caller and organization (issue #12). */
+  limiter: RateLimiter;
   settings: HttpSettings;
 }
 
@@ -66,7 +76,7 @@ const STATUS: Record<string, number> = {
  * that the CLI uses, signed file downloads under `/files`, and health probes.
  */
 export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance> {
-  const { bus, clock, log, blobs, verifier, fileUrls, tools, settings } = deps;
+  const { bus, clock, log, blobs, verifier, fileUrls, tools, limiter, settings } = deps;
   const resource = `${settings.publicUrl}/mcp`;
   const metadataUrl = `${settings.publicUrl}/.well-known/oauth-protected-resource`;
   const mcp = new McpEndpoint(tools, { name: "baton", version: settings.version });
@@ -173,6 +183,25 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
     const auth = await authenticate(request, reply);
     if (!auth) return reply;
     const body = request.body as ParsedBody | undefined;
+    // Every authenticated request counts, malformed ones too (issue #12).
+    const call = toolCalled(body);
+    const limited = await limiter.take(
+      auth.identity,
+      call !== null && WRITE_TOOLS.has(call) ? "write" : "read",
+    );
+    let refusal: ToolResult<never> | undefined;
+    if (limited) {
+      const message = limitedMessage(limited);
+      if (call === null) {
+        return reply
+          .code(429)
+          .header("Retry-After", String(limited.retryAfterSeconds))
+          .send({ jsonrpc: "2.0", id: null, error: { code: -32000, message } });
+      }
+      // A tool call gets the protocol's answer, `retry` (§4.3), with the wait where HTTP carries it.
+      reply.raw.setHeader("Retry-After", String(limited.retryAfterSeconds));
+      refusal = fail(protocolError("retry", message));
+    }
     if (!body || typeof body !== "object" || !("kind" in body)) {
       return reply.code(415).send({
         jsonrpc: "2.0",
@@ -185,7 +214,11 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
         .code(body.status)
         .send({ jsonrpc: "2.0", id: null, error: { code: body.code, message: body.message } });
     }
-    const context: CallContext = { problems: argumentProblems(body), badArguments: new Map() };
+    const context: CallContext = {
+      problems: argumentProblems(body),
+      badArguments: new Map(),
+      ...(refusal ? { refusal } : {}),
+    };
     reply.hijack();
     await mcp.handle(request.raw, reply.raw, body.value, auth.token, auth.identity, context);
     return reply;
@@ -374,8 +407,17 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
 
   app.addHook("onClose", async () => {
     await mcp.close();
+    await limiter.close();
   });
   return app;
+}
+
+/** The tool a JSON-RPC body calls (`tools/call` with a string `params.name`), or null for anything else. */
+function toolCalled(body: ParsedBody | undefined): ToolName | null {
+  if (body?.kind !== "json" || body.value === null || typeof body.value !== "object") return null;
+  const message = body.value as { method?: unknown; params?: { name?: unknown } };
+  if (message.method !== "tools/call" || typeof message.params?.name !== "string") return null;
+  return message.params.name as ToolName;
 }
 
 /**

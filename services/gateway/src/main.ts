@@ -5,6 +5,7 @@ import pino from "pino";
 import { GatewayConfigSchema } from "./config.ts";
 import { createGateway } from "./gateway.ts";
 import { closeGracefully } from "./http.ts";
+import { createRateLimiter, rateLimitsFromEnv } from "./rate-limit.ts";
 
 /** `baton serve gateway`: one stateless gateway replica. */
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -49,6 +50,13 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     version: "0.1.0",
     ...(config.BATON_CONSOLE_DIR !== undefined ? { consoleDir: config.BATON_CONSOLE_DIR } : {}),
     ...(config.BATON_ALLOWED_ORIGINS ? { allowedOrigins: config.BATON_ALLOWED_ORIGINS } : {}),
+    // Shared by every replica through Redis when REDIS_URL is set; per replica in memory otherwise.
+    rateLimiter: createRateLimiter({
+      limits: rateLimitsFromEnv(config),
+      namespace: config.BATON_NAMESPACE,
+      log,
+      ...(config.REDIS_URL ? { redisUrl: config.REDIS_URL } : {}),
+    }),
   });
   await app.listen({ host: config.BATON_HOST, port: config.BATON_PORT });
   log.info({ url: `${publicUrl}/mcp` }, "gateway serving");

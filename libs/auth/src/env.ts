@@ -102,6 +102,18 @@ export const AUTH_ENV = {
   ).optional(),
 } as const;
 
+/**
+ * `BATON_SECRET_PREVIOUS`: the secrets a rotation retires, still accepted when verifying claim tokens
+ * and file URLs (issue #12; `secrets.ts`). A zod field for the config of a service that verifies them.
+ */
+export const SECRET_RING_ENV = {
+  BATON_SECRET_PREVIOUS: list(
+    "Previous server secrets, comma-separated, still accepted when verifying claim tokens and file URLs while a new BATON_SECRET rolls out; nothing is signed with them. Remove one once every claim made under it has ended (docs/security.md).",
+  )
+    .pipe(z.array(z.string().min(16, "each previous secret is at least 16 characters")))
+    .optional(),
+} as const;
+
 /** The parsed values of {@link AUTH_ENV}. */
 export type AuthEnv = z.infer<z.ZodObject<typeof AUTH_ENV>>;
 

@@ -30,5 +30,16 @@ export {
   authEnvProblems,
   bearerOptionsFromEnv,
   claimMappingFromEnv,
+  SECRET_RING_ENV,
 } from "./env.ts";
-export { base32, ClaimTokens, deriveKey, FileUrls, type KeyPurpose, randomId, runIdFor } from "./secrets.ts";
+export {
+  base32,
+  ClaimTokens,
+  deriveKey,
+  FileUrls,
+  type KeyPurpose,
+  randomId,
+  ringOf,
+  runIdFor,
+  type SecretRing,
+} from "./secrets.ts";

@@ -1,4 +1,4 @@
-import { AUTH_ENV, authEnvProblems } from "@baton/auth";
+import { AUTH_ENV, authEnvProblems, SECRET_RING_ENV } from "@baton/auth";
 import { SHARED_ENV } from "@baton/bus";
 import { DEFAULTS } from "@baton/protocol";
 import { z } from "zod";
@@ -16,6 +16,7 @@ export const GatewayConfigSchema = z
     NATS_URL: SHARED_ENV.NATS_URL,
     BATON_NAMESPACE: SHARED_ENV.BATON_NAMESPACE,
     BATON_SECRET: SHARED_ENV.BATON_SECRET,
+    ...SECRET_RING_ENV,
     BATON_PUBLIC_URL: z
       .url()
       .describe("Public base URL; the MCP resource (token audience) is <BATON_PUBLIC_URL>/mcp."),

@@ -1,4 +1,4 @@
-import { type BearerVerifier, ClaimTokens, FileUrls, runIdFor } from "@baton/auth";
+import { type BearerVerifier, ClaimTokens, FileUrls, runIdFor, type SecretRing } from "@baton/auth";
 import type { BlobStore } from "@baton/blob";
 import { type Bus, type Clock, DEFAULT_ATTEMPT_MS, type Logger } from "@baton/bus";
 import { DEFAULTS, OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
@@ -15,7 +15,10 @@ export interface GatewayOptions {
   log: Logger;
   blobs: BlobStore;
   verifier: BearerVerifier;
+  /** The server secret: signs claim tokens and file URLs, derives run ids. */
   secret: string;
+  /** Retired secrets still accepted when verifying claim tokens and file URLs (issue #12 rotation). */
+  previousSecrets?: readonly string[];
   publicUrl: string;
   issuer: string;
   partitions: number;
@@ -43,13 +46,14 @@ export interface GatewayOptions {
  * The caller listens and closes.
  */
 export async function createGateway(o: GatewayOptions): Promise<FastifyInstance> {
-  const fileUrls = new FileUrls(o.secret, o.publicUrl, DEFAULTS.fileUrlTtlMs);
+  const ring: SecretRing = [o.secret, ...(o.previousSecrets ?? [])];
+  const fileUrls = new FileUrls(ring, o.publicUrl, DEFAULTS.fileUrlTtlMs);
   const tools = createToolRouter({
     bus: o.bus,
     clock: o.clock,
     log: o.log,
     blobs: o.blobs,
-    tokens: new ClaimTokens(o.secret),
+    tokens: new ClaimTokens(ring),
     fileUrls,
     settings: {
       partitions: o.partitions,

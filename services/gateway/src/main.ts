@@ -39,6 +39,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     blobs: new LocalBlobStore(config.BATON_BLOB_DIR),
     verifier,
     secret: config.BATON_SECRET,
+    ...(config.BATON_SECRET_PREVIOUS ? { previousSecrets: config.BATON_SECRET_PREVIOUS } : {}),
     publicUrl,
     issuer,
     partitions: config.BATON_PARTITIONS,

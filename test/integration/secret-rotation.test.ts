@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { runIdFor } from "@baton/auth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DistributedDeployment, REPO, startDistributed } from "../support/deploy.ts";
+import type { Result } from "../support/mcp.ts";
 
 /**
  * Issue #12: rotating `BATON_SECRET` without breaking what agents hold. The engine and the gateway
@@ -17,6 +18,13 @@ import { type DistributedDeployment, REPO, startDistributed } from "../support/d
 
 const OLD = randomBytes(32).toString("hex");
 const NEW = randomBytes(32).toString("hex");
+
+/** `data` of a result that must be `ok`. */
+// biome-ignore lint/suspicious/noExplicitAny: tests read response shapes dynamically
+function data(result: Result): any {
+  if (!result.ok) throw new Error(JSON.stringify(result.error));
+  return result.data;
+}
 
 function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
@@ -42,12 +50,12 @@ describe("rotating the server secret (issue #12)", () => {
     const start = { process: "bench-step", inputs: { n: 1 }, requestId: `start-${randomUUID()}` };
     const before = await agent.call("start_run", start);
     expect(before.ok).toBe(true);
-    const runId = before.data.run.id as string;
+    const runId = data(before).run.id as string;
     expect(runId).toBe(runIdFor(OLD, "default", start.requestId));
     const claimArgs = { runId, stepId: "work", requestId: `claim-${randomUUID()}` };
     const claimed = await agent.call("claim", claimArgs);
     expect(claimed.ok).toBe(true);
-    const token = claimed.data.token as string;
+    const token = data(claimed).token as string;
     await agent.close();
 
     // Rolling restart: a new engine with the new secret takes the partitions over, then the old one
@@ -71,10 +79,10 @@ describe("rotating the server secret (issue #12)", () => {
     // Replays answer what the first calls did.
     const replayedStart = await after.call("start_run", start);
     expect(replayedStart.ok).toBe(true);
-    expect(replayedStart.data.run.id).toBe(runId);
+    expect(data(replayedStart).run.id).toBe(runId);
     const replayedClaim = await after.call("claim", claimArgs);
     expect(replayedClaim.ok).toBe(true);
-    expect(replayedClaim.data.token).toBe(token);
+    expect(data(replayedClaim).token).toBe(token);
 
     // The token from before the rotation still submits.
     const submitted = await after.call("submit", {
@@ -84,21 +92,21 @@ describe("rotating the server secret (issue #12)", () => {
       requestId: `submit-${randomUUID()}`,
     });
     expect(submitted.ok, JSON.stringify(submitted)).toBe(true);
-    expect(submitted.data.run.state).toBe("ended");
+    expect(data(submitted).run.state).toBe("ended");
 
     // A new run: its id and its claim token are of the new secret.
     const fresh = { process: "bench-step", inputs: { n: 2 }, requestId: `start-${randomUUID()}` };
     const next = await after.call("start_run", fresh);
     expect(next.ok).toBe(true);
-    expect(next.data.run.id).toBe(runIdFor(NEW, "default", fresh.requestId));
+    expect(data(next).run.id).toBe(runIdFor(NEW, "default", fresh.requestId));
     const nextClaim = await after.call("claim", {
-      runId: next.data.run.id,
+      runId: data(next).run.id,
       stepId: "work",
       requestId: `claim-${randomUUID()}`,
     });
     expect(nextClaim.ok).toBe(true);
     const done = await after.call("submit", {
-      token: nextClaim.data.token,
+      token: data(nextClaim).token,
       output: { n: 2 },
       summary: "Done under the new secret.",
       requestId: `submit-${randomUUID()}`,

@@ -24,6 +24,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { registerAdminReads } from "./admin-reads.ts";
 import { ARGUMENTS, argumentProblems, type ParsedBody, parseBody } from "./body.ts";
 import { registerConsole } from "./console.ts";
+import { MAX_ADMIN_BODY_BYTES } from "./limits.ts";
 import { type CallContext, McpEndpoint, type ToolHandler } from "./mcp.ts";
 import { allowedOrigins, registerOriginCheck } from "./origin.ts";
 import { limitedMessage, type RateLimiter } from "./rate-limit.ts";
@@ -217,6 +218,7 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
     const context: CallContext = {
       problems: argumentProblems(body),
       badArguments: new Map(),
+      bodyBytes: body.bytes,
       ...(refusal ? { refusal } : {}),
     };
     reply.hijack();
@@ -249,6 +251,20 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
     const body = request.body as ParsedBody | undefined;
     if (body && typeof body === "object" && "kind" in body && body.kind === "error") {
       return reply.code(400).send({ ok: false, error: { code: "invalid", message: body.message } });
+    }
+    if (body?.kind === "json" && body.bytes > MAX_ADMIN_BODY_BYTES) {
+      // Issue #12: the body crosses the bus in one message (NATS: 1 MB at most).
+      return reply
+        .code(413)
+        .send(
+          fail(
+            protocolError(
+              "invalid",
+              `the body is ${body.bytes} bytes; the admin API takes at most ${MAX_ADMIN_BODY_BYTES} (server limit)`,
+              [`body: at most ${MAX_ADMIN_BODY_BYTES} bytes; a PROCESS.md source must fit`],
+            ),
+          ),
+        );
     }
     if (!auth.identity.operator) {
       return reply.code(403).send({

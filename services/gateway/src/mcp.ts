@@ -40,6 +40,8 @@ export interface CallContext {
    * protocol's `retry` with the wait in its message.
    */
   refusal?: ToolResult<never>;
+  /** UTF-8 bytes of the request body, for the limit on a call's size (`limits.ts`). */
+  bodyBytes?: number;
 }
 
 /** Auth info attached to the raw request, as the SDK forwards it to handlers in `extra.authInfo`. */

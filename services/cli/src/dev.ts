@@ -9,7 +9,7 @@ import { ensureConsoleBuilt } from "@baton/console";
 import { openEmbedded } from "@baton/db";
 import { AllPartitions, createEngine } from "@baton/engine-service";
 import { createEvidence } from "@baton/evidence";
-import { closeGracefully, createGateway } from "@baton/gateway";
+import { closeGracefully, createGateway, type RateLimits } from "@baton/gateway";
 import { DEFAULTS, type Identity, OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
 import { createRegistry } from "@baton/registry";
 import { createScheduler, loadManualTime, openManualClock, SCHEDULER_DEFAULTS } from "@baton/scheduler";
@@ -25,6 +25,8 @@ export interface DevOptions {
   /** Publish the samples in `fixtures/` (on by default). */
   samples: boolean;
   log?: Logger;
+  /** The gateway's rate limits, counted in memory (default: the gateway's defaults; issue #12). */
+  rateLimits?: RateLimits;
 }
 
 /** A running embedded server. */
@@ -192,6 +194,7 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
     maxUploadBytes: DEFAULTS.maxUploadBytes,
     callTimeoutMs: 15_000,
     version: "0.1.0",
+    ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
   });
   await app.listen({ host: "127.0.0.1", port });
 

@@ -103,7 +103,8 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
             : status === 500
               ? "internal error"
               : error.message;
-    if (status === 500) log.error({ err: String(error), url: request.url }, "request failed");
+    // The path only: a query may hold a file link's signature (issue #12: secrets stay out of logs).
+    if (status === 500) log.error({ err: String(error), url: request.url.split("?")[0] }, "request failed");
     if (request.url.startsWith("/mcp")) {
       return reply
         .code(status)

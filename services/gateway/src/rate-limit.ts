@@ -37,8 +37,8 @@ export const DEFAULT_RATE_LIMITS: RateLimits = {
   windowSeconds: 60,
   principalWrites: 1_200,
   principalReads: 6_000,
-  organizationWrites: 12_000,
-  organizationReads: 60_000,
+  organizationWrites: 60_000,
+  organizationReads: 300_000,
 };
 
 const perWindow = (what: string, fallback: number) =>

@@ -213,7 +213,7 @@ export function createBearerVerifier(options: BearerOptions): BearerVerifier {
           requiredClaims: ["exp"],
         }));
       } catch (error) {
-        if (isKeysUnavailable(error)) {
+        if (expected.remote && isKeysUnavailable(error)) {
           return {
             ok: false,
             error: {
@@ -249,8 +249,8 @@ export function createBearerVerifier(options: BearerOptions): BearerVerifier {
 function isKeysUnavailable(error: unknown): boolean {
   if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid) return true;
   if (error instanceof errors.JOSEError) return /JSON Web Key Set HTTP response/.test(error.message);
-  // fetch's own failures (connection refused, DNS) are TypeErrors.
-  return error instanceof TypeError;
+  // fetch's own failures (connection refused, DNS) are TypeErrors saying "fetch failed".
+  return error instanceof TypeError && /fetch/i.test(error.message);
 }
 
 /**

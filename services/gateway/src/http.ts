@@ -167,6 +167,25 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
     return { token, identity };
   }
 
+  /**
+   * {@link authenticate}, then the caller's rate limit (issue #12) for an admin API call: a `GET`
+   * draws on the read budget, anything else on the write budget; over it, 429 with `Retry-After`.
+   */
+  async function limitedAuthenticate(
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<{ token: string; identity: Identity } | null> {
+    const auth = await authenticate(request, reply);
+    if (!auth) return null;
+    const limited = await limiter.take(auth.identity, request.method === "GET" ? "read" : "write");
+    if (!limited) return auth;
+    void reply
+      .code(429)
+      .header("Retry-After", String(limited.retryAfterSeconds))
+      .send(fail(protocolError("retry", limitedMessage(limited))));
+    return null;
+  }
+
   app.get("/.well-known/oauth-protected-resource", async () => ({
     resource,
     authorization_servers: [settings.issuer],
@@ -247,7 +266,7 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
     reply: FastifyReply,
     make: (who: Identity) => { subject: string; type: string; payload: unknown },
   ) {
-    const auth = await authenticate(request, reply);
+    const auth = await limitedAuthenticate(request, reply);
     if (!auth) return reply;
     const body = request.body as ParsedBody | undefined;
     if (body && typeof body === "object" && "kind" in body && body.kind === "error") {
@@ -383,7 +402,14 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
   });
 
   // Versions and journals for anyone in the organization, and the web console (issue #16).
-  registerAdminReads(app, { bus, clock, log, fileUrls, callTimeoutMs: settings.callTimeoutMs, authenticate });
+  registerAdminReads(app, {
+    bus,
+    clock,
+    log,
+    fileUrls,
+    callTimeoutMs: settings.callTimeoutMs,
+    authenticate: limitedAuthenticate,
+  });
   await registerConsole(app, settings.consoleDir);
 
   // Short-lived, signed file downloads (§5 `url`).

@@ -1,6 +1,10 @@
-import { silentLogger } from "@baton/bus";
-import type { Identity } from "@baton/protocol";
+import { DEV_ISSUER } from "@baton/auth";
+import { InProcessBus, SUBJECTS, silentLogger, systemClock } from "@baton/bus";
+import { DEFAULTS, type Identity } from "@baton/protocol";
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
+import { createBearerVerifier } from "../../../libs/auth/src/bearer.ts";
+import { createGateway } from "./gateway.ts";
 import { createRateLimiter, DEFAULT_RATE_LIMITS, limitedMessage, type RateLimits } from "./rate-limit.ts";
 
 /**
@@ -59,5 +63,89 @@ describe("rate limits in memory (issue #12)", () => {
     expect(limitedMessage({ scope: "caller", kind: "write", retryAfterSeconds: 12 })).toBe(
       "this caller's limit of write calls is reached; retry in 12 s (rate limit)",
     );
+  });
+});
+
+describe("rate limits through the gateway (issue #12)", () => {
+  it("a tool call over the limit is retry with Retry-After; other MCP requests and the admin API get 429", async () => {
+    const { privateKey, publicKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
+    const publicUrl = "http://gateway.test";
+    const token = await new SignJWT({ org: "default", kind: "person", roles: ["operator"] })
+      .setProtectedHeader({ alg: "EdDSA", kid: "k1" })
+      .setSubject("ops@example.com")
+      .setIssuer(DEV_ISSUER)
+      .setAudience(`${publicUrl}/mcp`)
+      .setExpirationTime("1h")
+      .sign(privateKey);
+    const bus = new InProcessBus();
+    bus.serve(SUBJECTS.scheduler, async () => ({ ok: true, data: { now: "2026-01-01T00:00:00.000Z" } }));
+    const app = await createGateway({
+      bus,
+      clock: systemClock,
+      log: silentLogger,
+      blobs: {
+        async put() {},
+        async get() {
+          return null;
+        },
+      },
+      verifier: createBearerVerifier({
+        issuer: DEV_ISSUER,
+        audience: `${publicUrl}/mcp`,
+        keys: { jwks: [{ ...(await exportJWK(publicKey)), kid: "k1", alg: "EdDSA" }] },
+      }),
+      secret: "rate-limit-test-secret-0123456789",
+      publicUrl,
+      issuer: DEV_ISSUER,
+      partitions: 4,
+      leaseSeconds: DEFAULTS.leaseSeconds,
+      runDataBytes: DEFAULTS.runDataBytes,
+      maxUploadBytes: 1024 * 1024,
+      callTimeoutMs: 5_000,
+      version: "test",
+      rateLimits: { ...DEFAULT_RATE_LIMITS, principalReads: 2 },
+    });
+    try {
+      const mcp = (method: string, params: unknown) =>
+        app.inject({
+          method: "POST",
+          url: "/mcp",
+          headers: {
+            authorization: `Bearer ${token}`,
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+          },
+          payload: { jsonrpc: "2.0", id: 7, method, params },
+        });
+      expect((await mcp("tools/call", { name: "describe", arguments: {} })).statusCode).toBe(200);
+      expect(
+        (
+          await app.inject({
+            method: "GET",
+            url: "/api/clock",
+            headers: { authorization: `Bearer ${token}` },
+          })
+        ).statusCode,
+      ).toBe(200);
+      const limited = await mcp("tools/call", { name: "describe", arguments: {} });
+      expect(limited.statusCode).toBe(200);
+      expect(limited.headers["retry-after"]).toMatch(/^\d+$/);
+      expect(limited.json()).toMatchObject({
+        id: 7,
+        result: { isError: true, structuredContent: { ok: false, error: { code: "retry" } } },
+      });
+      const list = await mcp("tools/list", {});
+      expect(list.statusCode).toBe(429);
+      expect(list.headers["retry-after"]).toMatch(/^\d+$/);
+      const admin = await app.inject({
+        method: "GET",
+        url: "/api/clock",
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(admin.statusCode).toBe(429);
+      expect(admin.json()).toMatchObject({ ok: false, error: { code: "retry" } });
+    } finally {
+      await app.close();
+    }
   });
 });

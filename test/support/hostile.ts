@@ -207,7 +207,7 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant("wide" as const),
       at: fc.nat(),
-      fields: fc.constantFrom(999, 1_001, 5_000),
+      fields: fc.constantFrom(4_999, 5_001, 20_000),
     }),
   },
   {

@@ -16,7 +16,7 @@ export const MAX_ID_CHARS = 1_024;
 export const MAX_EVIDENCE_ITEMS = 100;
 
 /** Fields one object in a call's arguments may have (inputs, output, event data, and objects inside). */
-export const MAX_FIELDS = 1_000;
+export const MAX_FIELDS = 5_000;
 
 /** Characters a key of an object in a call's arguments may hold. */
 export const MAX_KEY_CHARS = 1_024;

@@ -22,10 +22,11 @@ import { schemaProblems } from "./schemas.ts";
  *    token, 403 for a foreign origin); never a 5xx and never a dropped connection; a forged bearer
  *    token is never served;
  * 2. the server still answers `describe`;
- * 3. nothing of the other organization — its ids, names, data — appears in the answer unless the
- *    call itself carried it (a claim token carries its run id, so its decoded content counts as
- *    carried). A second organization is seeded first, with runs, a file and a process whose ids and
- *    distinctive names the check looks for.
+ * 3. nothing of the other organization — its ids, names, data — appears in the answer unless a
+ *    call of the home organization carried it before (a claim token carries its run id, so its
+ *    decoded content counts as carried; an id cited in a refused submission comes back in that
+ *    run's `handoff.issues`). A second organization is seeded first, with runs, a file and a
+ *    process whose ids and distinctive names (a canary no home call ever sends) the check looks for.
  *
  * `test/e2e/hostile-input.test.ts` runs a CI-sized campaign; `pnpm fuzz --calls 100000` the long one.
  */
@@ -520,6 +521,8 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
     const failures: string[] = [];
     const maxFailures = options.maxFailures ?? 20;
     const previous: { tool: ToolName; args: Record<string, unknown> }[] = [];
+    /** The other organization's names and ids some home call has carried (so known to the home organization). */
+    const told = new Set<string>();
     let n = 0;
     let requestSeq = 0;
     const fresh = () => `fz-${options.seed}-${++requestSeq}`;
@@ -870,9 +873,14 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
         }
       }
       outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+      // What a home caller sent is the home organization's to see again: an id of the other
+      // organization cited in a submission comes back in its own run's handoff.issues ("evidence
+      // f_…: not found"). The canary, the file's name and the process's texts are never sent, so
+      // any answer showing the other organization's data still shows one of them.
       const sent = carried(body);
+      for (const secret of secrets) if (sent.includes(secret)) told.add(secret);
       for (const secret of secrets) {
-        if (text.includes(secret) && !sent.includes(secret))
+        if (text.includes(secret) && !told.has(secret))
           return fail(`the other organization's ${JSON.stringify(secret)} is in the answer`, text);
       }
       if (typeof args.requestId === "string" && served && plan.frame === "normal") {

@@ -117,7 +117,8 @@ describe("secrets never reach a log line or an error message (issue #12)", () =>
         requestId: randomUUID(),
       }),
     );
-    noted(await agent.call("renew", { token: claimToken.replace(/.$/, "A"), requestId: randomUUID() }));
+    const altered = claimToken.slice(0, -1) + (claimToken.endsWith("A") ? "B" : "A");
+    noted(await agent.call("renew", { token: altered, requestId: randomUUID() }));
     const refused = await fetch(dev.url, {
       method: "POST",
       headers: { authorization: `Bearer ${agentToken.slice(0, -4)}AAAA`, "content-type": "application/json" },

@@ -27,7 +27,7 @@ export const AUTH_ENV = {
     "Accepted token audiences (aud), comma-separated: a token naming none of them is refused even when its signature verifies (RFC 8707). Default: <BATON_PUBLIC_URL>/mcp. Entra ID v2 puts the client id there.",
   ).optional(),
   BATON_AUTH_ALGORITHMS: list(
-    `Accepted signing algorithms, comma-separated, from ${ASYMMETRIC_ALGORITHMS.join(", ")} (never none nor HMAC).`,
+    `Accepted signing algorithms, comma-separated, from ${ASYMMETRIC_ALGORITHMS.join(", ")} (never none nor HMAC). Default: ${DEFAULT_ALGORITHMS.join(", ")}.`,
   )
     .pipe(z.array(z.enum(ASYMMETRIC_ALGORITHMS)).min(1))
     .default([...DEFAULT_ALGORITHMS]),

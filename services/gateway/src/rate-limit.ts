@@ -66,19 +66,19 @@ export const RATE_LIMIT_ENV = {
     .default(DEFAULT_RATE_LIMITS.windowSeconds)
     .describe("Length of a rate-limit window, seconds."),
   BATON_RATE_PRINCIPAL_WRITES: perWindow(
-    "Write tool calls (start_run, claim, submit, decide, …) one caller may make",
+    "Write tool calls (start_run, claim, submit, decide, …) and admin API writes one caller may make",
     DEFAULT_RATE_LIMITS.principalWrites,
   ),
   BATON_RATE_PRINCIPAL_READS: perWindow(
-    "Other MCP requests (reads, describe, tools/list) one caller may make",
+    "Other MCP requests (reads, describe, tools/list) and admin API reads one caller may make",
     DEFAULT_RATE_LIMITS.principalReads,
   ),
   BATON_RATE_ORG_WRITES: perWindow(
-    "Write tool calls all callers of one organization may make together",
+    "Writes (tool calls and admin API) all callers of one organization may make together",
     DEFAULT_RATE_LIMITS.organizationWrites,
   ),
   BATON_RATE_ORG_READS: perWindow(
-    "Other MCP requests all callers of one organization may make together",
+    "Other requests (MCP and admin API reads) all callers of one organization may make together",
     DEFAULT_RATE_LIMITS.organizationReads,
   ),
 } as const;

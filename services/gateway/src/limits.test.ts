@@ -122,6 +122,20 @@ describe("limits on what a caller sends (issue #12)", () => {
       requestId: "r",
     });
     expect(long.error?.issues).toEqual(["evidence[0].ref: at most 1024 characters (server limit)"]);
+    // Found by the long campaign: limits are read before the schema's verdict, so any item must do.
+    const odd = await call("submit", {
+      token: "t",
+      output: {},
+      summary: "s",
+      evidence: [null, 1, "x"],
+      requestId: "r",
+    });
+    expect(odd.error?.code).toBe("invalid");
+    expect(odd.error?.issues).toEqual([
+      "evidence[0]: expected object, got null",
+      "evidence[1]: expected object, got number",
+      "evidence[2]: expected object, got string",
+    ]);
   });
 
   it("objects: at most 1000 fields, keys at most 1024 characters, at any depth", async () => {

@@ -73,7 +73,9 @@ export function callLimitProblems(
   if (Array.isArray(evidence)) {
     if (evidence.length > MAX_EVIDENCE_ITEMS)
       issues.push(`evidence: at most ${MAX_EVIDENCE_ITEMS} items (server limit)`);
-    evidence.slice(0, MAX_EVIDENCE_ITEMS).forEach((item, i) => {
+    evidence.slice(0, MAX_EVIDENCE_ITEMS).forEach((item: unknown, i) => {
+      // Read before the schema's verdict counts: an item may be anything (`null`, a number).
+      if (item === null || typeof item !== "object") return;
       const ref = (item as { ref?: unknown }).ref;
       if (typeof ref === "string" && ref.length > MAX_ID_CHARS)
         issues.push(`evidence[${i}].ref: at most ${MAX_ID_CHARS} characters (server limit)`);

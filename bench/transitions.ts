@@ -112,7 +112,17 @@ async function rpc(url: string, token: string, tool: string, args: object): Prom
 }
 
 async function baton(): Promise<{ transitions: number; errors: number }> {
-  const deployment = await startDistributed({ engines: Number(values.engines) });
+  // Rate limits off (0): the benchmark is one organization writing as fast as the machine allows,
+  // which is exactly what the limits exist to slow (issue #12).
+  const deployment = await startDistributed({
+    engines: Number(values.engines),
+    env: {
+      BATON_RATE_PRINCIPAL_WRITES: "0",
+      BATON_RATE_PRINCIPAL_READS: "0",
+      BATON_RATE_ORG_WRITES: "0",
+      BATON_RATE_ORG_READS: "0",
+    },
+  });
   try {
     await deployment.publish(join(REPO, "bench/processes/bench-step"));
     // A lean client (one JSON-RPC POST per call, as any MCP client over stateless Streamable HTTP

@@ -13,13 +13,14 @@ const HOUR = 3600;
 let key: CryptoKey;
 let otherKey: CryptoKey;
 let verifier: BearerVerifier;
+let jwk: JWK;
 
 beforeAll(async () => {
   const pair = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
   const other = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
   key = pair.privateKey;
   otherKey = other.privateKey;
-  const jwk: JWK = { ...(await exportJWK(pair.publicKey)), kid: "k1", alg: "EdDSA" };
+  jwk = { ...(await exportJWK(pair.publicKey)), kid: "k1", alg: "EdDSA" };
   verifier = createBearerVerifier({ issuer: DEV_ISSUER, audience: AUD, keys: { jwks: [jwk] } });
 });
 
@@ -57,7 +58,7 @@ describe("bearer token refusals say what to fix", () => {
   it("accepts a good token and reads its identity claims", async () => {
     expect(await verifier.verify(await mint({ claims: { roles: ["operator"] } }))).toEqual({
       ok: true,
-      claims: { sub: "a_one", org: "default", kind: "agent", groups: [], roles: ["operator"] },
+      identity: { id: "a_one", org: "default", kind: "agent", groups: [], operator: true },
     });
   });
 
@@ -85,14 +86,14 @@ describe("bearer token refusals say what to fix", () => {
   it("expiry: an expired token says when; one without exp is refused; one not yet valid says from when", async () => {
     const past = Math.floor(Date.now() / 1000) - HOUR;
     expect(await why(await mint({ exp: past }))).toBe(
-      `the token expired at ${new Date(past * 1000).toISOString()}; mint a new one`,
+      `the token expired at ${new Date(past * 1000).toISOString()} (this server allows 60 s for clock skew); mint a new one`,
     );
     expect(await why(await mint({ exp: null }))).toBe(
       "the token has no expiry (exp); an access token must expire",
     );
     const later = Math.floor(Date.now() / 1000) + HOUR;
     expect(await why(await mint({ nbf: later }))).toBe(
-      `the token is not valid before ${new Date(later * 1000).toISOString()}`,
+      `the token is not valid before ${new Date(later * 1000).toISOString()} (this server allows 60 s for clock skew)`,
     );
   });
 
@@ -120,7 +121,97 @@ describe("bearer token refusals say what to fix", () => {
       "base64url",
     );
     expect(await why(`${header}.${body}.`)).toBe(
-      "the token's algorithm (alg) is not accepted; sign with EdDSA, ES256, RS256 or PS256",
+      "the token's algorithm (alg) is not accepted; sign with EdDSA, ES256, RS256, PS256 (never none nor HMAC)",
+    );
+  });
+});
+
+describe("issue #12: clock tolerance, audience arrays, algorithms, person clients", () => {
+  const now = () => Math.floor(Date.now() / 1000);
+
+  it("a clock a little off is tolerated (default 60 s); beyond the tolerance the token is refused", async () => {
+    expect((await verifier.verify(await mint({ exp: now() - 30 }))).ok).toBe(true);
+    expect((await verifier.verify(await mint({ nbf: now() + 30 }))).ok).toBe(true);
+    expect(await why(await mint({ exp: now() - 120 }))).toMatch(/^the token expired at /);
+    expect(await why(await mint({ nbf: now() + 120 }))).toMatch(/^the token is not valid before /);
+    const strict = createBearerVerifier({
+      issuer: DEV_ISSUER,
+      audience: AUD,
+      keys: { jwks: [jwk] },
+      clockToleranceSeconds: 0,
+    });
+    expect((await strict.verify(await mint({ nbf: now() + 30 }))).ok).toBe(false);
+  });
+
+  it("aud as an array passes when one entry is this resource (RFC 8707), and not otherwise", async () => {
+    const many = new SignJWT({ org: "default", kind: "agent" })
+      .setProtectedHeader({ alg: "EdDSA", kid: "k1" })
+      .setSubject("a_one")
+      .setIssuer(DEV_ISSUER)
+      .setExpirationTime("1h");
+    expect((await verifier.verify(await many.setAudience(["account", AUD]).sign(key))).ok).toBe(true);
+    expect(await why(await many.setAudience(["account", "https://other.example/mcp"]).sign(key))).toBe(
+      `the token is for ["account","https://other.example/mcp"], not this server; mint one whose aud is ${AUD}`,
+    );
+  });
+
+  it("a configured audience (Entra ID v2 puts the client id there) replaces the resource URL", async () => {
+    const entra = createBearerVerifier({
+      issuer: DEV_ISSUER,
+      audience: ["6f1c2b9e-client-id"],
+      keys: { jwks: [jwk] },
+    });
+    expect((await entra.verify(await mint({ aud: "6f1c2b9e-client-id" }))).ok).toBe(true);
+    expect((await entra.verify(await mint())).ok).toBe(false);
+  });
+
+  it("HMAC signed with the issuer's public key is refused by the algorithm allow-list", async () => {
+    const publicBytes = new TextEncoder().encode(JSON.stringify(jwk));
+    const forged = await new SignJWT({ org: "default", kind: "agent" })
+      .setProtectedHeader({ alg: "HS256", kid: "k1" })
+      .setSubject("a_one")
+      .setIssuer(DEV_ISSUER)
+      .setAudience(AUD)
+      .setExpirationTime("1h")
+      .sign(publicBytes);
+    expect(await why(forged)).toBe(
+      "the token's algorithm (alg) is not accepted; sign with EdDSA, ES256, RS256, PS256 (never none nor HMAC)",
+    );
+  });
+
+  it("§6 rule 4: with person clients set, a person's token is accepted only from a listed client; an agent's from any", async () => {
+    const issuer = "https://idp.example.com";
+    const guarded = createBearerVerifier({
+      issuer,
+      audience: AUD,
+      keys: { jwks: [jwk] },
+      personClients: ["baton-console"],
+    });
+    const person = (claims: Record<string, unknown>) =>
+      mint({ iss: issuer, sub: "pat@example.com", claims: { kind: "person", ...claims } });
+    expect(await guarded.verify(await person({ azp: "baton-console" }))).toMatchObject({
+      ok: true,
+      identity: { kind: "person", id: "pat@example.com", client: "baton-console" },
+    });
+    expect((await guarded.verify(await person({ client_id: "baton-console" }))).ok).toBe(true);
+    const refused = await guarded.verify(await person({ azp: "agent-runner" }));
+    expect(refused.ok ? "" : refused.error.description).toBe(
+      "this person's token was issued to the client \"agent-runner\"; a person's token is accepted only from the clients this server lists (BATON_PERSON_CLIENTS), so that an agent never decides in a person's place (§6 rule 4)",
+    );
+    const none = await guarded.verify(await person({}));
+    expect(none.ok ? "" : none.error.description).toMatch(/^this person's token names no client/);
+    expect((await guarded.verify(await mint({ iss: issuer, claims: { azp: "agent-runner" } }))).ok).toBe(
+      true,
+    );
+    // Dev-issuer tokens name no client and stay accepted.
+    const dev = createBearerVerifier({
+      issuer: DEV_ISSUER,
+      audience: AUD,
+      keys: { jwks: [jwk] },
+      personClients: ["baton-console"],
+    });
+    expect((await dev.verify(await mint({ sub: "pat@example.com", claims: { kind: "person" } }))).ok).toBe(
+      true,
     );
   });
 });

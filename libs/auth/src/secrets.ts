@@ -4,7 +4,34 @@ import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto"
  * Server secrets. One secret (`BATON_SECRET`, or generated into the embedded data directory) is
  * stretched with HKDF into one key per purpose, so rotating it rotates them all and no key serves two
  * purposes.
+ *
+ * Rotation without downtime (issue #12): a {@link SecretRing} is the current secret and the previous
+ * ones still accepted (`BATON_SECRET_PREVIOUS`). Claim tokens and file URLs are signed with the
+ * current secret and verified with any in the ring, so what agents hold keeps working while the new
+ * secret rolls out. Run ids are derived with the current secret only: a replayed `start_run` that
+ * derives another id than the first call did is answered from the organization's idempotency record
+ * (keyed by organization and `requestId`, whatever the run id), and an existing run is routed by the
+ * id it has, which never changes; docs/security.md gives the procedure.
  */
+
+/** Secrets in force: the first signs, every one verifies. A plain string is a ring of one. */
+export type SecretRing = string | readonly [string, ...string[]];
+
+/** The secrets of a ring, current first. */
+export function ringOf(secrets: SecretRing): readonly [string, ...string[]] {
+  return typeof secrets === "string" ? [secrets] : secrets;
+}
+
+/** Whether `given` equals one of `expected` (constant-time per comparison). */
+function matchesAny(expected: readonly string[], given: string): boolean {
+  const g = Buffer.from(given);
+  let found = false;
+  for (const e of expected) {
+    const b = Buffer.from(e);
+    if (b.length === g.length && timingSafeEqual(b, g)) found = true;
+  }
+  return found;
+}
 
 /** The purposes a derived key serves. */
 export type KeyPurpose = "claim-token" | "file-url" | "run-id";
@@ -22,16 +49,17 @@ const b64u = (buf: Buffer) => buf.toString("base64url");
  * pure function of `(runId, claimId)`, so a replayed `claim` returns the same token without storing it.
  */
 export class ClaimTokens {
-  private readonly key: Buffer;
+  /** Current key first; tokens are minted with it and read with any. */
+  private readonly keys: Buffer[];
 
-  constructor(secret: string) {
-    this.key = deriveKey(secret, "claim-token");
+  constructor(secrets: SecretRing) {
+    this.keys = ringOf(secrets).map((s) => deriveKey(s, "claim-token"));
   }
 
   /** `bt1.<base64url(runId:claimId)>.<mac>`. */
   mint(runId: string, claimId: string): string {
     const body = b64u(Buffer.from(`${runId}:${claimId}`, "utf8"));
-    return `bt1.${body}.${this.mac(body)}`;
+    return `bt1.${body}.${this.mac(this.keys[0] as Buffer, body)}`;
   }
 
   /** The run and claim a token names, or null when it does not verify (→ `invalid`, tools.md claim). */
@@ -39,17 +67,21 @@ export class ClaimTokens {
     const parts = token.split(".");
     if (parts.length !== 3 || parts[0] !== "bt1") return null;
     const [, body, mac] = parts as [string, string, string];
-    const expected = Buffer.from(this.mac(body));
-    const given = Buffer.from(mac);
-    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return null;
+    if (
+      !matchesAny(
+        this.keys.map((k) => this.mac(k, body)),
+        mac,
+      )
+    )
+      return null;
     const text = Buffer.from(body, "base64url").toString("utf8");
     const i = text.lastIndexOf(":");
     if (i <= 0) return null;
     return { runId: text.slice(0, i), claimId: text.slice(i + 1) };
   }
 
-  private mac(body: string): string {
-    return b64u(createHmac("sha256", this.key).update(body).digest());
+  private mac(key: Buffer, body: string): string {
+    return b64u(createHmac("sha256", key).update(body).digest());
   }
 }
 
@@ -58,33 +90,35 @@ export class ClaimTokens {
  * with the organization and an expiry.
  */
 export class FileUrls {
-  private readonly key: Buffer;
+  /** Current key first; URLs are signed with it and checked with any. */
+  private readonly keys: Buffer[];
 
   constructor(
-    secret: string,
+    secrets: SecretRing,
     private readonly baseUrl: string,
     private readonly ttlMs: number,
   ) {
-    this.key = deriveKey(secret, "file-url");
+    this.keys = ringOf(secrets).map((s) => deriveKey(s, "file-url"));
   }
 
   /** A URL for `fileId` of `org`, valid until `now + ttl`. */
   sign(org: string, fileId: string, now: number): string {
     const exp = Math.floor((now + this.ttlMs) / 1000);
-    const sig = this.mac(org, fileId, exp);
+    const sig = this.mac(this.keys[0] as Buffer, org, fileId, exp);
     return `${this.baseUrl}/files/${encodeURIComponent(fileId)}?org=${encodeURIComponent(org)}&exp=${exp}&sig=${sig}`;
   }
 
   /** Whether a download request is genuine and unexpired at `now`. */
   check(org: string, fileId: string, exp: number, sig: string, now: number): boolean {
     if (!Number.isFinite(exp) || exp * 1000 < now) return false;
-    const expected = Buffer.from(this.mac(org, fileId, exp));
-    const given = Buffer.from(sig);
-    return expected.length === given.length && timingSafeEqual(expected, given);
+    return matchesAny(
+      this.keys.map((k) => this.mac(k, org, fileId, exp)),
+      sig,
+    );
   }
 
-  private mac(org: string, fileId: string, exp: number): string {
-    return b64u(createHmac("sha256", this.key).update(`${org}\n${fileId}\n${exp}`).digest());
+  private mac(key: Buffer, org: string, fileId: string, exp: number): string {
+    return b64u(createHmac("sha256", key).update(`${org}\n${fileId}\n${exp}`).digest());
   }
 }
 
@@ -93,7 +127,8 @@ export class FileUrls {
  * so concurrent first calls with one `requestId` reach the same partition and create one run.
  * `r_` + 26 base32 characters (130 bits of the HMAC).
  */
-export function runIdFor(secret: string, org: string, requestId: string): string {
+export function runIdFor(secrets: SecretRing, org: string, requestId: string): string {
+  const secret = ringOf(secrets)[0];
   let key = runIdKeys.get(secret);
   if (!key) {
     key = deriveKey(secret, "run-id");

@@ -157,6 +157,22 @@ describe("§2.1 YAML 1.2, core schema only", () => {
     expect(processOf(doc(["inputs:", "  a: &t string", ...FINISH_ONLY])).inputs).toEqual({ a: "string" });
   });
 
+  it("issue #12: an alias bomb (billion laughs) is refused without being expanded, each alias at its place", () => {
+    // Nine levels of ten aliases each would expand to 10^9 strings if any reader resolved them.
+    const lines = ["inputs:", '  l0: &l0 "lol"'];
+    for (let level = 1; level <= 9; level++) {
+      const refs = Array.from({ length: 10 }, () => `*l${level - 1}`).join(", ");
+      lines.push(`  l${level}: &l${level} [${refs}]`);
+    }
+    const issues = issuesOf(doc([...lines, ...FINISH_ONLY]));
+    const aliases = issues.filter((i) => i.includes("aliases (*l"));
+    expect(aliases[0]).toMatch(
+      /^6:\d+ inputs\.l1\[0\]: aliases \(\*l0\) are not allowed; write the value out$/,
+    );
+    // 90 aliases, each one issue, never 10^9 of anything.
+    expect(aliases).toHaveLength(90);
+  });
+
   it("§2.1 YAML 1.1 merge keys are refused", () => {
     expect(issuesOf(doc(["inputs:", "  <<: { a: string }", ...FINISH_ONLY]))).toEqual([
       "5:3 inputs: merge keys (<<) are not allowed; write the keys out",

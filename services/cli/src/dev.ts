@@ -9,7 +9,7 @@ import { ensureConsoleBuilt } from "@baton/console";
 import { openEmbedded } from "@baton/db";
 import { AllPartitions, createEngine } from "@baton/engine-service";
 import { createEvidence } from "@baton/evidence";
-import { closeGracefully, createGateway } from "@baton/gateway";
+import { closeGracefully, createGateway, type RateLimits } from "@baton/gateway";
 import { devMailDir, devNotifierSettings, startNotifier } from "@baton/notifier";
 import { DEFAULTS, type Identity, OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
 import { createRegistry } from "@baton/registry";
@@ -28,6 +28,8 @@ export interface DevOptions {
   /** The SMTP server mail goes through (`--smtp`); default `BATON_SMTP_URL`, else `.eml` files in `<data-dir>/mail`. */
   smtp?: string;
   log?: Logger;
+  /** The gateway's rate limits, counted in memory (default: the gateway's defaults; issue #12). */
+  rateLimits?: RateLimits;
 }
 
 /** A running embedded server. */
@@ -207,6 +209,7 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
     maxUploadBytes: DEFAULTS.maxUploadBytes,
     callTimeoutMs: 15_000,
     version: "0.1.0",
+    ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
   });
   await app.listen({ host: "127.0.0.1", port });
 

@@ -1,5 +1,6 @@
 import { numberProblem, showUnstorable, textProblem } from "@baton/process";
 import { isLosslessNumber, parse as parseLossless } from "lossless-json";
+import { MAX_FIELDS, MAX_KEY_CHARS } from "./limits.ts";
 
 /**
  * Reading a request body as JSON without losing anything and without letting one body hurt the
@@ -29,7 +30,7 @@ export interface BodyProblem {
 
 /** A parsed body, or why it could not be read (as a JSON-RPC error). */
 export type ParsedBody =
-  | { kind: "json"; value: unknown; problems: BodyProblem[] }
+  | { kind: "json"; value: unknown; problems: BodyProblem[] /** UTF-8 bytes of the body. */; bytes: number }
   | { kind: "error"; status: number; code: number; message: string };
 
 /** The deepest nesting of `[`/`{` in JSON text, outside strings; an iterative scan that cannot overflow. */
@@ -120,7 +121,11 @@ export function parseBody(text: string, root: string = ARGUMENTS): ParsedBody {
     }
     if (Array.isArray(v)) return v.map((x, i) => walk(x, `${path}[${i}]`, within, depth));
     const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) {
+    const entries = Object.entries(v);
+    // Issue #12: every object is hashed, copied and checked field by field further in.
+    if (within && entries.length > MAX_FIELDS)
+      problems.push({ path: path || "arguments", problem: `at most ${MAX_FIELDS} fields (server limit)` });
+    for (const [k, x] of entries) {
       // `__proto__` would set the object's prototype in every JavaScript reader after this one and
       // vanish as a field, so it could never be refused as undeclared: refuse it here by name.
       if (k === "__proto__") {
@@ -134,12 +139,19 @@ export function parseBody(text: string, root: string = ARGUMENTS): ParsedBody {
           name = showUnstorable(k);
           problems.push({ path: path ? `${path}.${name}` : name, problem });
         }
+        if (k.length > MAX_KEY_CHARS) {
+          name = `${name.slice(0, 40)}…`;
+          problems.push({
+            path: path ? `${path}.${name}` : name,
+            problem: `key of ${k.length} characters; at most ${MAX_KEY_CHARS} (server limit)`,
+          });
+        }
       }
       out[k] = walk(x, path ? `${path}.${name}` : name, within, depth);
     }
     return out;
   };
-  return { kind: "json", value: walk(raw, "", root === "", 0), problems };
+  return { kind: "json", value: walk(raw, "", root === "", 0), problems, bytes: Buffer.byteLength(text) };
 }
 
 /**

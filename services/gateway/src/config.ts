@@ -1,7 +1,10 @@
+import { AUTH_ENV, authEnvProblems, SECRET_RING_ENV } from "@baton/auth";
 import { BLOB_ENV, BLOB_STORE_REQUIRED, blobStoreChosen } from "@baton/blob";
 import { SHARED_ENV } from "@baton/bus";
 import { DEFAULTS } from "@baton/protocol";
 import { z } from "zod";
+import { ORIGIN_ENV } from "./origin.ts";
+import { RATE_LIMIT_ENV } from "./rate-limit.ts";
 
 /**
  * The gateway's configuration, from the environment. Tokens are verified either against an issuer's
@@ -14,6 +17,7 @@ export const GatewayConfigSchema = z
     NATS_URL: SHARED_ENV.NATS_URL,
     BATON_NAMESPACE: SHARED_ENV.BATON_NAMESPACE,
     BATON_SECRET: SHARED_ENV.BATON_SECRET,
+    ...SECRET_RING_ENV,
     BATON_PUBLIC_URL: z
       .url()
       .describe("Public base URL; the MCP resource (token audience) is <BATON_PUBLIC_URL>/mcp."),
@@ -22,6 +26,9 @@ export const GatewayConfigSchema = z
     BATON_PORT: z.coerce.number().int().min(0).max(65535).default(7800).describe("Port to listen on."),
     BATON_AUTH_ISSUER: z.string().optional().describe("Issuer (iss) of bearer tokens."),
     BATON_AUTH_JWKS_URL: z.url().optional().describe("JWKS URL of the issuer's signing keys."),
+    ...AUTH_ENV,
+    ...ORIGIN_ENV,
+    ...RATE_LIMIT_ENV,
     BATON_DEV_ISSUER_FILE: z
       .string()
       .optional()
@@ -67,6 +74,9 @@ export const GatewayConfigSchema = z
     path: ["BATON_AUTH_JWKS_URL"],
   })
   .refine(blobStoreChosen, BLOB_STORE_REQUIRED)
+  .superRefine((c, ctx) => {
+    for (const p of authEnvProblems(c)) ctx.addIssue({ code: "custom", path: [p.path], message: p.message });
+  })
   .describe(
     "Bearer tokens: set either BATON_AUTH_ISSUER and BATON_AUTH_JWKS_URL (production), or BATON_DEV_ISSUER_FILE (trials and tests); one of the two is required. File bytes: BATON_S3_BUCKET (S3) or BATON_BLOB_DIR (one host); one of the two is required.",
   );

@@ -1,4 +1,4 @@
-import { type BearerVerifier, ClaimTokens, FileUrls, runIdFor } from "@baton/auth";
+import { type BearerVerifier, ClaimTokens, FileUrls, runIdFor, type SecretRing } from "@baton/auth";
 import type { BlobStore } from "@baton/blob";
 import { type Bus, type Clock, DEFAULT_ATTEMPT_MS, type Logger } from "@baton/bus";
 import { DEFAULTS, OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
@@ -6,6 +6,7 @@ import type { FastifyInstance } from "fastify";
 import { DEFAULT_CONSOLE_DIR } from "./console.ts";
 import { createFileLinks } from "./file-links.ts";
 import { createHttpServer } from "./http.ts";
+import { createRateLimiter, DEFAULT_RATE_LIMITS, type RateLimiter, type RateLimits } from "./rate-limit.ts";
 import { createToolRouter } from "./tools.ts";
 
 /** Everything the gateway needs, in both deployments. */
@@ -15,7 +16,10 @@ export interface GatewayOptions {
   log: Logger;
   blobs: BlobStore;
   verifier: BearerVerifier;
+  /** The server secret: signs claim tokens and file URLs, derives run ids. */
   secret: string;
+  /** Retired secrets still accepted when verifying claim tokens and file URLs (issue #12 rotation). */
+  previousSecrets?: readonly string[];
   publicUrl: string;
   issuer: string;
   partitions: number;
@@ -30,6 +34,14 @@ export interface GatewayOptions {
   fileUrlSeconds?: number;
   /** The web console's build folder (default: this repository's `services/console/dist`). */
   consoleDir?: string;
+  /** Browser origins allowed on `/mcp` and `/api` (default: the public URL's; issue #12). */
+  allowedOrigins?: readonly string[];
+  /**
+   * Rate limits per caller and organization (issue #12); closed with the gateway. Default: in
+   * memory, with `rateLimits` (default {@link DEFAULT_RATE_LIMITS}), as `baton dev` runs.
+   */
+  rateLimiter?: RateLimiter;
+  rateLimits?: RateLimits;
 }
 
 /**
@@ -37,8 +49,9 @@ export interface GatewayOptions {
  * The caller listens and closes.
  */
 export async function createGateway(o: GatewayOptions): Promise<FastifyInstance> {
+  const ring: SecretRing = [o.secret, ...(o.previousSecrets ?? [])];
   const fileUrls = new FileUrls(
-    o.secret,
+    ring,
     o.publicUrl,
     o.fileUrlSeconds !== undefined ? o.fileUrlSeconds * 1000 : DEFAULTS.fileUrlTtlMs,
   );
@@ -60,7 +73,7 @@ export async function createGateway(o: GatewayOptions): Promise<FastifyInstance>
     clock: o.clock,
     log: o.log,
     blobs: o.blobs,
-    tokens: new ClaimTokens(o.secret),
+    tokens: new ClaimTokens(ring),
     fileLinks,
     settings: {
       partitions: o.partitions,
@@ -83,6 +96,9 @@ export async function createGateway(o: GatewayOptions): Promise<FastifyInstance>
     fileUrls,
     fileLinks,
     tools,
+    limiter:
+      o.rateLimiter ??
+      createRateLimiter({ limits: o.rateLimits ?? DEFAULT_RATE_LIMITS, namespace: "baton", log: o.log }),
     settings: {
       publicUrl: o.publicUrl,
       issuer: o.issuer,
@@ -93,6 +109,7 @@ export async function createGateway(o: GatewayOptions): Promise<FastifyInstance>
       urlSeconds: o.fileUrlSeconds ?? DEFAULTS.fileUrlTtlMs / 1000,
       version: o.version,
       consoleDir: o.consoleDir ?? DEFAULT_CONSOLE_DIR,
+      ...(o.allowedOrigins ? { allowedOrigins: o.allowedOrigins } : {}),
     },
   });
 }

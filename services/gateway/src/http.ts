@@ -12,13 +12,23 @@ import {
   SUBJECTS,
 } from "@baton/bus";
 import { textProblem } from "@baton/process";
-import { fail, type Identity, protocolError, type ToolResult } from "@baton/protocol";
+import {
+  fail,
+  type Identity,
+  protocolError,
+  type ToolName,
+  type ToolResult,
+  WRITE_TOOLS,
+} from "@baton/protocol";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { registerAdminReads } from "./admin-reads.ts";
 import { ARGUMENTS, argumentProblems, type ParsedBody, parseBody } from "./body.ts";
 import { registerConsole } from "./console.ts";
 import type { FileLinks } from "./file-links.ts";
+import { MAX_ADMIN_BODY_BYTES } from "./limits.ts";
 import { type CallContext, McpEndpoint, type ToolHandler } from "./mcp.ts";
+import { allowedOrigins, registerOriginCheck } from "./origin.ts";
+import { limitedMessage, type RateLimiter } from "./rate-limit.ts";
 
 /** Gateway settings for HTTP. */
 export interface HttpSettings {
@@ -36,6 +46,8 @@ export interface HttpSettings {
   version: string;
   /** The web console's build folder, served at `/ui/` (issue #16). */
   consoleDir: string;
+  /** Browser origins allowed on `/mcp` and `/api` (default: the public URL's; `origin.ts`). */
+  allowedOrigins?: readonly string[];
 }
 
 /** What the HTTP layer needs. */
@@ -48,23 +60,9 @@ export interface HttpDeps {
   fileUrls: FileUrls;
   fileLinks: FileLinks;
   tools: ToolHandler;
+  /** Rate limits per caller and organization (issue #12). */
+  limiter: RateLimiter;
   settings: HttpSettings;
-}
-
-function toIdentity(claims: {
-  sub: string;
-  org: string;
-  kind: "agent" | "person";
-  groups: string[];
-  roles: string[];
-}): Identity {
-  return {
-    org: claims.org,
-    kind: claims.kind,
-    id: claims.sub,
-    groups: claims.groups,
-    operator: claims.roles.includes("operator"),
-  };
 }
 
 const STATUS: Record<string, number> = {
@@ -83,7 +81,7 @@ const STATUS: Record<string, number> = {
  * that the CLI uses, signed file downloads under `/files`, and health probes.
  */
 export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance> {
-  const { bus, clock, log, blobs, verifier, fileUrls, fileLinks, tools, settings } = deps;
+  const { bus, clock, log, blobs, verifier, fileUrls, fileLinks, tools, limiter, settings } = deps;
   const resource = `${settings.publicUrl}/mcp`;
   const metadataUrl = `${settings.publicUrl}/.well-known/oauth-protected-resource`;
   const mcp = new McpEndpoint(tools, { name: "baton", version: settings.version });
@@ -109,7 +107,8 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
             : status === 500
               ? "internal error"
               : error.message;
-    if (status === 500) log.error({ err: String(error), url: request.url }, "request failed");
+    // The path only: a query may hold a file link's signature (issue #12: secrets stay out of logs).
+    if (status === 500) log.error({ err: String(error), url: request.url.split("?")[0] }, "request failed");
     if (request.url.startsWith("/mcp")) {
       return reply
         .code(status)
@@ -126,6 +125,8 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
     done(null, parseBody(body as string, request.url.startsWith("/mcp") ? ARGUMENTS : ""));
   });
   app.setErrorHandler(refuse);
+  // Before anything else is read (issue #12, MCP transport security).
+  registerOriginCheck(app, allowedOrigins(settings.publicUrl, settings.allowedOrigins));
 
   async function authenticate(
     request: FastifyRequest,
@@ -142,6 +143,15 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
     }
     const token = match[1] as string;
     const verified = await verifier.verify(token);
+    if (!verified.ok && verified.error.retryable) {
+      // The issuer's keys could not be fetched: the token may be fine, so no 401 (which tells a
+      // client to get a new token), but a 503 to send the same one again.
+      void reply
+        .code(503)
+        .header("Retry-After", "5")
+        .send({ error: verified.error.error, error_description: verified.error.description });
+      return null;
+    }
     if (!verified.ok) {
       // RFC 6750 §3: error_description holds %x20-21 / %x23-5B / %x5D-7E only (and a header value
       // outside Latin-1 would throw); the JSON body keeps the text as it is.
@@ -157,7 +167,27 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
         .send({ error: "invalid_token", error_description: verified.error.description });
       return null;
     }
-    return { token, identity: toIdentity(verified.claims) };
+    const { client: _client, ...identity } = verified.identity;
+    return { token, identity };
+  }
+
+  /**
+   * {@link authenticate}, then the caller's rate limit (issue #12) for an admin API call: a `GET`
+   * draws on the read budget, anything else on the write budget; over it, 429 with `Retry-After`.
+   */
+  async function limitedAuthenticate(
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<{ token: string; identity: Identity } | null> {
+    const auth = await authenticate(request, reply);
+    if (!auth) return null;
+    const limited = await limiter.take(auth.identity, request.method === "GET" ? "read" : "write");
+    if (!limited) return auth;
+    void reply
+      .code(429)
+      .header("Retry-After", String(limited.retryAfterSeconds))
+      .send(fail(protocolError("retry", limitedMessage(limited))));
+    return null;
   }
 
   app.get("/.well-known/oauth-protected-resource", async () => ({
@@ -178,6 +208,25 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
     const auth = await authenticate(request, reply);
     if (!auth) return reply;
     const body = request.body as ParsedBody | undefined;
+    // Every authenticated request counts, malformed ones too (issue #12).
+    const call = toolCalled(body);
+    const limited = await limiter.take(
+      auth.identity,
+      call !== null && WRITE_TOOLS.has(call) ? "write" : "read",
+    );
+    let refusal: ToolResult<never> | undefined;
+    if (limited) {
+      const message = limitedMessage(limited);
+      if (call === null) {
+        return reply
+          .code(429)
+          .header("Retry-After", String(limited.retryAfterSeconds))
+          .send({ jsonrpc: "2.0", id: null, error: { code: -32000, message } });
+      }
+      // A tool call gets the protocol's answer, `retry` (§4.3), with the wait where HTTP carries it.
+      reply.raw.setHeader("Retry-After", String(limited.retryAfterSeconds));
+      refusal = fail(protocolError("retry", message));
+    }
     if (!body || typeof body !== "object" || !("kind" in body)) {
       return reply.code(415).send({
         jsonrpc: "2.0",
@@ -190,7 +239,12 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
         .code(body.status)
         .send({ jsonrpc: "2.0", id: null, error: { code: body.code, message: body.message } });
     }
-    const context: CallContext = { problems: argumentProblems(body), badArguments: new Map() };
+    const context: CallContext = {
+      problems: argumentProblems(body),
+      badArguments: new Map(),
+      bodyBytes: body.bytes,
+      ...(refusal ? { refusal } : {}),
+    };
     reply.hijack();
     await mcp.handle(request.raw, reply.raw, body.value, auth.token, auth.identity, context);
     return reply;
@@ -216,11 +270,25 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
     reply: FastifyReply,
     make: (who: Identity) => { subject: string; type: string; payload: unknown },
   ) {
-    const auth = await authenticate(request, reply);
+    const auth = await limitedAuthenticate(request, reply);
     if (!auth) return reply;
     const body = request.body as ParsedBody | undefined;
     if (body && typeof body === "object" && "kind" in body && body.kind === "error") {
       return reply.code(400).send({ ok: false, error: { code: "invalid", message: body.message } });
+    }
+    if (body?.kind === "json" && body.bytes > MAX_ADMIN_BODY_BYTES) {
+      // Issue #12: the body crosses the bus in one message (NATS: 1 MB at most).
+      return reply
+        .code(413)
+        .send(
+          fail(
+            protocolError(
+              "invalid",
+              `the body is ${body.bytes} bytes; the admin API takes at most ${MAX_ADMIN_BODY_BYTES} (server limit)`,
+              [`body: at most ${MAX_ADMIN_BODY_BYTES} bytes; a PROCESS.md source must fit`],
+            ),
+          ),
+        );
     }
     if (!auth.identity.operator) {
       return reply.code(403).send({
@@ -400,7 +468,13 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
   );
 
   // Versions and journals for anyone in the organization, and the web console (issue #16).
-  registerAdminReads(app, { bus, log, fileLinks, callTimeoutMs: settings.callTimeoutMs, authenticate });
+  registerAdminReads(app, {
+    bus,
+    log,
+    fileLinks,
+    callTimeoutMs: settings.callTimeoutMs,
+    authenticate: limitedAuthenticate,
+  });
   await registerConsole(app, settings.consoleDir);
 
   // Short-lived, signed file downloads (§5 `url`).
@@ -459,8 +533,17 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
 
   app.addHook("onClose", async () => {
     await mcp.close();
+    await limiter.close();
   });
   return app;
+}
+
+/** The tool a JSON-RPC body calls (`tools/call` with a string `params.name`), or null for anything else. */
+function toolCalled(body: ParsedBody | undefined): ToolName | null {
+  if (body?.kind !== "json" || body.value === null || typeof body.value !== "object") return null;
+  const message = body.value as { method?: unknown; params?: { name?: unknown } };
+  if (message.method !== "tools/call" || typeof message.params?.name !== "string") return null;
+  return message.params.name as ToolName;
 }
 
 /**

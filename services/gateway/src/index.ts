@@ -4,6 +4,22 @@ export { GatewayConfigSchema } from "./config.ts";
 export { CONSOLE_CSP, DEFAULT_CONSOLE_DIR, registerConsole } from "./console.ts";
 export { createGateway, type GatewayOptions } from "./gateway.ts";
 export { closeGracefully, createHttpServer, type HttpDeps, type HttpSettings } from "./http.ts";
+export {
+  MAX_ADMIN_BODY_BYTES,
+  MAX_EVIDENCE_ITEMS,
+  MAX_FIELDS,
+  MAX_ID_CHARS,
+  MAX_KEY_CHARS,
+  maxCallBytes,
+} from "./limits.ts";
 export { main } from "./main.ts";
 export { type CallContext, McpEndpoint, type ToolHandler } from "./mcp.ts";
+export { allowedOrigins, ORIGIN_ENV } from "./origin.ts";
+export {
+  createRateLimiter,
+  DEFAULT_RATE_LIMITS,
+  type Limited,
+  type RateLimiter,
+  type RateLimits,
+} from "./rate-limit.ts";
 export { createToolRouter, type ToolDeps, type ToolSettings } from "./tools.ts";

@@ -1,10 +1,11 @@
-import { createBearerVerifier, DEV_ISSUER, loadOrCreateDevIssuer } from "@baton/auth";
+import { bearerOptionsFromEnv, createBearerVerifier, DEV_ISSUER, loadOrCreateDevIssuer } from "@baton/auth";
 import { openBlobStore } from "@baton/blob";
 import { clockFor, NatsBus, parseEnv, untilSignal } from "@baton/bus";
 import pino from "pino";
 import { GatewayConfigSchema } from "./config.ts";
 import { createGateway } from "./gateway.ts";
 import { closeGracefully } from "./http.ts";
+import { createRateLimiter, rateLimitsFromEnv } from "./rate-limit.ts";
 
 /** `baton serve gateway`: one stateless gateway replica. */
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -16,18 +17,18 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   if (config.BATON_DEV_ISSUER_FILE) {
     const dev = await loadOrCreateDevIssuer(config.BATON_DEV_ISSUER_FILE);
     issuer = DEV_ISSUER;
+    // Dev-issuer tokens carry today's claims, so the default claim mapping reads them.
     verifier = createBearerVerifier({
       issuer,
-      audience: `${publicUrl}/mcp`,
+      audience: config.BATON_AUTH_AUDIENCE?.length ? config.BATON_AUTH_AUDIENCE : `${publicUrl}/mcp`,
       keys: { jwks: [dev.publicJwk] },
+      clockToleranceSeconds: config.BATON_AUTH_CLOCK_TOLERANCE_SECONDS,
     });
   } else {
     issuer = config.BATON_AUTH_ISSUER as string;
-    verifier = createBearerVerifier({
-      issuer,
-      audience: `${publicUrl}/mcp`,
-      keys: { jwksUrl: config.BATON_AUTH_JWKS_URL as string },
-    });
+    verifier = createBearerVerifier(
+      bearerOptionsFromEnv(config, issuer, config.BATON_AUTH_JWKS_URL as string, `${publicUrl}/mcp`),
+    );
   }
   // S3 when BATON_S3_BUCKET is set, else BATON_BLOB_DIR; a store that does not answer stops the start.
   const blobs = await openBlobStore(config).catch((error: Error) => {
@@ -44,6 +45,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     fileUrlSeconds: config.BATON_FILE_URL_SECONDS,
     verifier,
     secret: config.BATON_SECRET,
+    ...(config.BATON_SECRET_PREVIOUS ? { previousSecrets: config.BATON_SECRET_PREVIOUS } : {}),
     publicUrl,
     issuer,
     partitions: config.BATON_PARTITIONS,
@@ -54,6 +56,14 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
     attemptMs: config.BATON_ATTEMPT_TIMEOUT_MS,
     version: "0.1.0",
     ...(config.BATON_CONSOLE_DIR !== undefined ? { consoleDir: config.BATON_CONSOLE_DIR } : {}),
+    ...(config.BATON_ALLOWED_ORIGINS ? { allowedOrigins: config.BATON_ALLOWED_ORIGINS } : {}),
+    // Shared by every replica through Redis when REDIS_URL is set; per replica in memory otherwise.
+    rateLimiter: createRateLimiter({
+      limits: rateLimitsFromEnv(config),
+      namespace: config.BATON_NAMESPACE,
+      log,
+      ...(config.REDIS_URL ? { redisUrl: config.REDIS_URL } : {}),
+    }),
   });
   await app.listen({ host: config.BATON_HOST, port: config.BATON_PORT });
   log.info({ url: `${publicUrl}/mcp` }, "gateway serving");

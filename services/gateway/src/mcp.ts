@@ -35,6 +35,13 @@ export interface CallContext {
    * answered `invalid` (tools.md: a call whose arguments break the schema) rather than a JSON-RPC error.
    */
   badArguments: Map<string, string>;
+  /**
+   * Set when the call is answered without being made: a rate limit was reached (issue #12), so the
+   * protocol's `retry` with the wait in its message.
+   */
+  refusal?: ToolResult<never>;
+  /** UTF-8 bytes of the request body, for the limit on a call's size (`limits.ts`). */
+  bodyBytes?: number;
 }
 
 /** Auth info attached to the raw request, as the SDK forwards it to handlers in `extra.authInfo`. */
@@ -72,16 +79,18 @@ export class McpEndpoint {
       const auth = extra.authInfo?.extra as AuthExtra | undefined;
       if (!auth) throw new McpError(ErrorCode.InternalError, "request reached the tool without an identity");
       const bad = auth.context.badArguments.get(String(extra.requestId));
-      const result = bad
-        ? ({
-            ok: false,
-            error: {
-              code: "invalid",
-              message: `arguments do not match ${name}; fix every issue listed`,
-              issues: [`arguments: expected object, got ${bad}`],
-            },
-          } as const)
-        : await handler.call(name, request.params.arguments ?? {}, auth.identity, auth.context);
+      const result = auth.context.refusal
+        ? auth.context.refusal
+        : bad
+          ? ({
+              ok: false,
+              error: {
+                code: "invalid",
+                message: `arguments do not match ${name}; fix every issue listed`,
+                issues: [`arguments: expected object, got ${bad}`],
+              },
+            } as const)
+          : await handler.call(name, request.params.arguments ?? {}, auth.identity, auth.context);
       return {
         content: [{ type: "text", text: JSON.stringify(result) }],
         structuredContent: result as unknown as Record<string, unknown>,

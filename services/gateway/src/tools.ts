@@ -35,6 +35,7 @@ import {
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { FileLinks } from "./file-links.ts";
+import { callLimitProblems } from "./limits.ts";
 import type { CallContext, ToolHandler } from "./mcp.ts";
 import { checkUpload } from "./upload.ts";
 
@@ -290,6 +291,15 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
       const parsed = TOOL_ARGS[tool].safeParse(raw, { reportInput: true });
       const issues = parsed.success ? [] : formatArgIssues(parsed.error.issues);
       for (const n of context.problems) issues.push(`${n.path}: ${n.problem}`);
+      if (raw !== null && typeof raw === "object")
+        issues.push(
+          ...callLimitProblems(
+            tool,
+            raw as Record<string, unknown>,
+            context.bodyBytes ?? 0,
+            settings.runDataBytes,
+          ),
+        );
       if (issues.length > 0 || !parsed.success) {
         return fail(
           protocolError("invalid", `arguments do not match ${name}; fix every issue listed`, issues),

@@ -1,16 +1,15 @@
 import {
   type Bus,
-  type Clock,
   type EngineWrite,
   envelope,
   InProcessBus,
-  ManualClock,
   type SchedulerCall,
   SUBJECTS,
   type Subscription,
-  silentLogger,
 } from "@baton/bus";
+import { type Clock, ManualClock } from "@baton/clock";
 import { type Database, openEmbedded, runJournal, timers } from "@baton/db";
+import { silentLogger } from "@baton/kit";
 import { partitionOf } from "@baton/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import type { EngineService } from "../../services/engine/src/index.ts";

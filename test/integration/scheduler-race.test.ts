@@ -1,5 +1,7 @@
-import { type EngineWrite, envelope, InProcessBus, ManualClock, silentLogger } from "@baton/bus";
+import { type EngineWrite, envelope, InProcessBus } from "@baton/bus";
+import { ManualClock } from "@baton/clock";
 import { type Database, openEmbedded } from "@baton/db";
+import { silentLogger } from "@baton/kit";
 import type { Identity } from "@baton/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EngineService } from "../../services/engine/src/index.ts";

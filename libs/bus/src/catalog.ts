@@ -141,9 +141,6 @@ export interface RetryOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
-/** What one attempt of a resendable call waits by default before sending again, ms (`BATON_ATTEMPT_TIMEOUT_MS`). */
-export const DEFAULT_ATTEMPT_MS = 3_000;
-
 /**
  * Sends a request, retrying until `deadline` (epoch ms, wall clock) while a retry can help:
  *

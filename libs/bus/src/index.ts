@@ -10,7 +10,6 @@ export {
   type Subscription,
 } from "./bus.ts";
 export {
-  DEFAULT_ATTEMPT_MS,
   type EngineRead,
   type EngineWrite,
   type EngineWriteTool,
@@ -26,25 +25,5 @@ export {
   SUBJECTS,
   type TickResult,
 } from "./catalog.ts";
-export {
-  AdvanceConflict,
-  type AdvanceRecord,
-  type Clock,
-  type ClockMode,
-  type ClockMove,
-  type ClockMover,
-  clockFor,
-  type Logger,
-  ManualClock,
-  type ManualClockState,
-  NATS_CLOCK_RESYNC_MS,
-  NatsClock,
-  planAdvance,
-  REMEMBERED_ADVANCES,
-  silentLogger,
-  systemClock,
-} from "./clock.ts";
-export { SHARED_ENV } from "./env.ts";
 export { InProcessBus, subjectPattern } from "./in-process.ts";
-export { parseEnv, untilSignal } from "./lifecycle.ts";
-export { eventsStream, NAMESPACE_PATTERN, NatsBus } from "./nats.ts";
+export { eventsStream, isMissingStream, NAMESPACE_PATTERN, NatsBus } from "./nats.ts";

@@ -1,3 +1,4 @@
+import type { Logger } from "@baton/kit";
 import {
   connect,
   ErrorCode,
@@ -17,7 +18,6 @@ import {
   type Subscription,
   unwrapReply,
 } from "./bus.ts";
-import type { Logger } from "./clock.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

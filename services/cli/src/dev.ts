@@ -4,16 +4,17 @@ import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { createBearerVerifier, DEV_ISSUER, loadOrCreateDevIssuer } from "@baton/auth";
 import { LocalBlobStore } from "@baton/blob";
-import { type Clock, type ClockMover, InProcessBus, type Logger, systemClock } from "@baton/bus";
+import { InProcessBus } from "@baton/bus";
+import { type Clock, type ClockMover, systemClock } from "@baton/clock";
 import { ensureConsoleBuilt } from "@baton/console";
 import { openEmbedded } from "@baton/db";
 import { AllPartitions, createEngine } from "@baton/engine-service";
 import { createEvidence } from "@baton/evidence";
 import { closeGracefully, createGateway } from "@baton/gateway";
+import { createLogger, type Logger } from "@baton/kit";
 import { DEFAULTS, type Identity, OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
 import { createRegistry } from "@baton/registry";
 import { createScheduler, loadManualTime, openManualClock, SCHEDULER_DEFAULTS } from "@baton/scheduler";
-import pino from "pino";
 import { FIXTURES_DIR } from "./paths.ts";
 import { DEFAULT_ORG, type ServerInfo } from "./token.ts";
 
@@ -98,7 +99,7 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
   if (options.port !== 0) await assertPortFree(options.port);
   mkdirSync(dir, { recursive: true });
   lock(dir);
-  const log = options.log ?? pino({ name: "baton", level: process.env.BATON_LOG_LEVEL ?? "warn" });
+  const log = options.log ?? createLogger("baton", process.env.BATON_LOG_LEVEL ?? "warn");
   // A fresh clone's install built the console; build it here when its sources changed since (issue #16).
   await ensureConsoleBuilt((note) => log.warn({}, note)).catch((error: unknown) =>
     log.error({ err: String(error) }, "the web console did not build; /ui/ answers 503 until it does"),

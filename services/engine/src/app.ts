@@ -1,14 +1,11 @@
 import { ClaimTokens } from "@baton/auth";
 import {
   type Bus,
-  type Clock,
-  DEFAULT_ATTEMPT_MS,
   type EngineRead,
   type EngineWrite,
   type Envelope,
   type EvidenceCall,
   envelope,
-  type Logger,
   QUEUES,
   RetryableError,
   requestWithRetry,
@@ -16,6 +13,7 @@ import {
   type Subscription,
   type TickResult,
 } from "@baton/bus";
+import type { Clock } from "@baton/clock";
 import type { Db } from "@baton/db";
 import {
   type Actor,
@@ -33,6 +31,7 @@ import {
   runView,
   startRun,
 } from "@baton/engine";
+import { DEFAULT_ATTEMPT_MS, type Logger } from "@baton/kit";
 import {
   fail,
   type Identity,

@@ -1,4 +1,4 @@
-import { SHARED_ENV } from "@baton/bus";
+import { SHARED_ENV } from "@baton/kit";
 import { DEFAULTS } from "@baton/protocol";
 import { z } from "zod";
 

@@ -1,7 +1,8 @@
 import { hostname } from "node:os";
-import { clockFor, NatsBus, parseEnv, untilSignal } from "@baton/bus";
+import { NatsBus } from "@baton/bus";
+import { clockFor } from "@baton/clock/nats";
 import { connectPostgres } from "@baton/db";
-import pino from "pino";
+import { createLogger, parseEnv, untilSignal } from "@baton/kit";
 import { createEngine } from "./app.ts";
 import { EngineConfigSchema } from "./config.ts";
 import { KvLeases } from "./partitions/leases.ts";
@@ -9,7 +10,7 @@ import { KvLeases } from "./partitions/leases.ts";
 /** `baton serve engine`: one engine replica over NATS and PostgreSQL. */
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = parseEnv(EngineConfigSchema, env, "engine");
-  const log = pino({ name: "engine", level: config.BATON_LOG_LEVEL });
+  const log = createLogger("engine", config.BATON_LOG_LEVEL);
   const replicaId = config.BATON_REPLICA_ID ?? `${hostname()}-${process.pid}`;
   const database = await connectPostgres(config.DATABASE_URL, { max: config.BATON_DB_POOL, log });
   const bus = await NatsBus.connect(

@@ -1,5 +1,7 @@
-import type { Bus, Clock, Logger } from "@baton/bus";
+import type { Bus } from "@baton/bus";
+import type { Clock } from "@baton/clock";
 import { type Db, outbox } from "@baton/db";
+import type { Logger } from "@baton/kit";
 import { and, isNotNull, lt, sql } from "drizzle-orm";
 
 /**

@@ -1,16 +1,9 @@
 import { randomId } from "@baton/auth";
 import { type BlobStore, blobKey, sha256Hex } from "@baton/blob";
-import {
-  type Bus,
-  type Clock,
-  type Envelope,
-  type EvidenceCall,
-  type Logger,
-  QUEUES,
-  SUBJECTS,
-  type Subscription,
-} from "@baton/bus";
+import { type Bus, type Envelope, type EvidenceCall, QUEUES, SUBJECTS, type Subscription } from "@baton/bus";
+import type { Clock } from "@baton/clock";
 import { type Db, files, idempotency } from "@baton/db";
+import type { Logger } from "@baton/kit";
 import { fail, ok, protocolError, type ToolResult, type UploadResult } from "@baton/protocol";
 import { and, eq, inArray } from "drizzle-orm";
 

@@ -2,14 +2,14 @@
 import type { FileUrls } from "@baton/auth";
 import {
   type Bus,
-  type Clock,
   envelope,
   type JournalRead,
-  type Logger,
   type RegistryRead,
   requestWithRetry,
   SUBJECTS,
 } from "@baton/bus";
+import type { Clock } from "@baton/clock";
+import type { Logger } from "@baton/kit";
 import {
   type ErrorCode,
   fail,

@@ -2,15 +2,15 @@ import type { BearerVerifier, FileUrls } from "@baton/auth";
 import { type BlobStore, blobKey } from "@baton/blob";
 import {
   type Bus,
-  type Clock,
   type EvidenceCall,
   envelope,
-  type Logger,
   type RegistryCall,
   requestWithRetry,
   type SchedulerCall,
   SUBJECTS,
 } from "@baton/bus";
+import type { Clock } from "@baton/clock";
+import type { Logger } from "@baton/kit";
 import { textProblem } from "@baton/process";
 import { fail, type Identity, protocolError, type ToolResult } from "@baton/protocol";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";

@@ -1,7 +1,8 @@
 import { createBearerVerifier, DEV_ISSUER, loadOrCreateDevIssuer } from "@baton/auth";
 import { LocalBlobStore } from "@baton/blob";
-import { clockFor, NatsBus, parseEnv, untilSignal } from "@baton/bus";
-import pino from "pino";
+import { NatsBus } from "@baton/bus";
+import { clockFor } from "@baton/clock/nats";
+import { createLogger, parseEnv, untilSignal } from "@baton/kit";
 import { GatewayConfigSchema } from "./config.ts";
 import { createGateway } from "./gateway.ts";
 import { closeGracefully } from "./http.ts";
@@ -9,7 +10,7 @@ import { closeGracefully } from "./http.ts";
 /** `baton serve gateway`: one stateless gateway replica. */
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = parseEnv(GatewayConfigSchema, env, "gateway");
-  const log = pino({ name: "gateway", level: config.BATON_LOG_LEVEL });
+  const log = createLogger("gateway", config.BATON_LOG_LEVEL);
   const publicUrl = config.BATON_PUBLIC_URL.replace(/\/+$/, "");
   let issuer: string;
   let verifier: ReturnType<typeof createBearerVerifier>;

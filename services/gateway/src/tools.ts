@@ -4,16 +4,16 @@ import {
   type Bus,
   BusRemoteError,
   BusUnavailable,
-  type Clock,
   type EngineRead,
   type EngineWrite,
   type EvidenceCall,
   envelope,
-  type Logger,
   type RegistryCall,
   requestWithRetry,
   SUBJECTS,
 } from "@baton/bus";
+import type { Clock } from "@baton/clock";
+import type { Logger } from "@baton/kit";
 import {
   type DescribeResult,
   fail,

@@ -1,15 +1,8 @@
 import { randomId } from "@baton/auth";
-import {
-  type Bus,
-  type Clock,
-  type Envelope,
-  type Logger,
-  QUEUES,
-  type RegistryCall,
-  SUBJECTS,
-  type Subscription,
-} from "@baton/bus";
+import { type Bus, type Envelope, QUEUES, type RegistryCall, SUBJECTS, type Subscription } from "@baton/bus";
+import type { Clock } from "@baton/clock";
 import { type Db, drafts, processVersions } from "@baton/db";
+import type { Logger } from "@baton/kit";
 import { formatIssue, type Process, parseProcess } from "@baton/process";
 import {
   type DraftView,

@@ -1,15 +1,9 @@
 import { randomUUID } from "node:crypto";
 import {
-  AdvanceConflict,
   type Bus,
-  type Clock,
-  type ClockMove,
-  type ClockMover,
-  DEFAULT_ATTEMPT_MS,
   type EngineWrite,
   type Envelope,
   envelope,
-  type Logger,
   QUEUES,
   requestWithRetry,
   type SchedulerCall,
@@ -17,7 +11,9 @@ import {
   type Subscription,
   type TickResult,
 } from "@baton/bus";
+import { AdvanceConflict, type Clock, type ClockMove, type ClockMover } from "@baton/clock";
 import { type Db, runJournal, timers } from "@baton/db";
+import { DEFAULT_ATTEMPT_MS, type Logger } from "@baton/kit";
 import { fail, ok, partitionOf, protocolError, type ToolResult } from "@baton/protocol";
 import { sql } from "drizzle-orm";
 

@@ -1,4 +1,4 @@
-import { type ClockMover, ManualClock, type ManualClockState, planAdvance } from "@baton/bus";
+import { type ClockMover, ManualClock, type ManualClockState, planAdvance } from "@baton/clock";
 import { type Db, runs, settings } from "@baton/db";
 import { eq, sql } from "drizzle-orm";
 

@@ -1,14 +1,15 @@
 import { hostname } from "node:os";
-import { clockFor, NatsBus, parseEnv, untilSignal } from "@baton/bus";
+import { NatsBus } from "@baton/bus";
+import { clockFor } from "@baton/clock/nats";
 import { connectPostgres } from "@baton/db";
-import pino from "pino";
+import { createLogger, parseEnv, untilSignal } from "@baton/kit";
 import { createScheduler, type SchedulerFaults } from "./app.ts";
 import { SchedulerConfigSchema } from "./config.ts";
 
 /** `baton serve scheduler`: one scheduler replica over NATS and PostgreSQL. */
 export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const config = parseEnv(SchedulerConfigSchema, env, "scheduler");
-  const log = pino({ name: "scheduler", level: config.BATON_LOG_LEVEL });
+  const log = createLogger("scheduler", config.BATON_LOG_LEVEL);
   const replicaId = config.BATON_REPLICA_ID ?? `${hostname()}-${process.pid}`;
   const database = await connectPostgres(config.DATABASE_URL, { max: config.BATON_DB_POOL, log });
   const bus = await NatsBus.connect(

@@ -1,4 +1,4 @@
-import type { Logger } from "@baton/bus";
+import type { Logger } from "@baton/kit";
 import type { JetStreamManager, KV, NatsConnection } from "nats";
 import type { Ownership } from "./ownership.ts";
 

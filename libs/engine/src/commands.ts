@@ -3,6 +3,7 @@ import type {
   CheckRequest,
   Decision,
   EvidenceItemArg,
+  FileCheck,
   Identity,
   ProtocolError,
 } from "@baton/protocol";
@@ -57,9 +58,6 @@ export interface StartCommand {
   inputs: Record<string, unknown>;
   mode: "live" | "test";
 }
-
-/** What the shell found for a `file` evidence ref (§5): exists in this organization, bytes intact. */
-export type FileCheck = { status: "ok"; sha256: string } | { status: "not_found" } | { status: "mismatch" };
 
 /** Everything a command needs besides the run: no I/O, no clock, no randomness (ARCHITECTURE rule 1). */
 export interface CommandContext {

@@ -6,7 +6,6 @@ export {
   type CommandContext,
   type CommandValue,
   type DomainEvent,
-  type FileCheck,
   fileRefsOf,
   type Outcome,
   type ServerActor,

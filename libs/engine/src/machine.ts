@@ -8,6 +8,7 @@ import {
   capIssues,
   decideCombinationIssues,
   type EvidenceItemArg,
+  type FileCheck,
   type Identity,
   type ProtocolError,
   protocolError,
@@ -21,7 +22,6 @@ import type {
   CommandContext,
   CommandValue,
   DomainEvent,
-  FileCheck,
   Outcome,
   StartCommand,
 } from "./commands.ts";

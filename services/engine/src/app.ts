@@ -1,16 +1,15 @@
 import { ClaimTokens } from "@baton/auth";
 import {
   type Bus,
+  CONTRACTS,
+  call,
   type EngineRead,
   type EngineWrite,
   type Envelope,
-  type EvidenceCall,
-  envelope,
-  QUEUES,
+  type HandlerReply,
   RetryableError,
-  requestWithRetry,
-  SUBJECTS,
   type Subscription,
+  serve,
   type TickResult,
 } from "@baton/bus";
 import type { Clock } from "@baton/clock";
@@ -21,7 +20,6 @@ import {
   type Command,
   claimResult,
   type EngineConfig,
-  type FileCheck,
   fileRefsOf,
   iso,
   type Outcome,
@@ -33,6 +31,7 @@ import {
 } from "@baton/engine";
 import { DEFAULT_ATTEMPT_MS, type Logger } from "@baton/kit";
 import {
+  type FileCheck,
   fail,
   type Identity,
   ok,
@@ -83,8 +82,8 @@ export interface EngineService {
   start(): Promise<void>;
   stop(): Promise<void>;
   /** Handles one write to a run (exposed for in-process tests). */
-  write(env: Envelope<EngineWrite>): Promise<ToolResult<unknown> | TickResult>;
-  read(env: Envelope<EngineRead>): Promise<ToolResult<unknown>>;
+  write(env: Envelope<EngineWrite>): Promise<HandlerReply<typeof CONTRACTS.engineWrite>>;
+  read(env: Envelope<EngineRead>): Promise<HandlerReply<typeof CONTRACTS.engineRead>>;
 }
 
 /**
@@ -152,19 +151,21 @@ export function createEngine(deps: EngineDeps): EngineService {
   async function resolveFiles(
     who: Identity,
     refs: string[],
-    deadline: number,
+    on: { deadline: number; trace?: string | undefined },
   ): Promise<Map<string, FileCheck>> {
     if (refs.length === 0) return new Map();
-    const call: EvidenceCall = { op: "verify", refs };
     // A read: sent again to another evidence replica when one attempt gets no answer.
-    const by = Math.min(deadline, Date.now() + settings.callTimeoutMs);
-    const reply = (await requestWithRetry(
+    const reply = await call(
       bus,
-      SUBJECTS.evidence,
-      envelope("evidence.verify", who, call, by),
-      by,
-      { attemptMs: settings.attemptMs ?? DEFAULT_ATTEMPT_MS },
-    )) as Record<string, FileCheck>;
+      CONTRACTS.evidence,
+      { op: "verify", refs },
+      {
+        identity: who,
+        deadline: Math.min(on.deadline, Date.now() + settings.callTimeoutMs),
+        attemptMs: settings.attemptMs ?? DEFAULT_ATTEMPT_MS,
+        trace: on.trace,
+      },
+    );
     return new Map(Object.entries(reply));
   }
 
@@ -190,22 +191,22 @@ export function createEngine(deps: EngineDeps): EngineService {
     }
   }
 
-  function toCommand(p: EngineWrite): Command | ProtocolError {
+  function toCommand(p: EngineWrite): Command {
     switch (p.tool) {
       case "claim":
         return { type: "claim", stepId: p.args.stepId };
       case "renew":
-        return withClaim(p.claimId, (claimId) => ({
+        return {
           type: "renew",
-          claimId,
+          claimId: p.claimId,
           ...(p.args.progress !== undefined ? { progress: p.args.progress } : {}),
-        }));
+        };
       case "submit": {
         const { token: _t, requestId: _r, ...rest } = p.args;
-        return withClaim(p.claimId, (claimId) => ({ type: "submit", claimId, ...rest }));
+        return { type: "submit", claimId: p.claimId, ...rest };
       }
       case "escalate":
-        return withClaim(p.claimId, (claimId) => ({ type: "escalate", claimId, note: p.args.note }));
+        return { type: "escalate", claimId: p.claimId, note: p.args.note };
       case "decide": {
         const { runId: _run, requestId: _r, ...rest } = p.args;
         return { type: "decide", ...rest };
@@ -226,15 +227,6 @@ export function createEngine(deps: EngineDeps): EngineService {
         throw new Error(`unknown tool ${JSON.stringify(unreachable)}`);
       }
     }
-  }
-
-  function withClaim(
-    claimId: string | undefined,
-    make: (claimId: string) => Command,
-  ): Command | ProtocolError {
-    return claimId === undefined
-      ? protocolError("invalid", "token does not verify", ["token: not a Baton claim token"])
-      : make(claimId);
   }
 
   /** Commits, retrying once on a lost fence after reloading (another replica wrote during a hand-over). */
@@ -292,20 +284,19 @@ export function createEngine(deps: EngineDeps): EngineService {
   async function runCommand(
     who: Identity,
     p: Exclude<EngineWrite, { tool: "start_run" | "tick" }>,
-    deadline: number,
+    on: { deadline: number; trace?: string | undefined },
   ) {
-    const args = p.args as unknown as Record<string, unknown>;
+    const args: Record<string, unknown> = p.args;
     const requestId = p.args.requestId;
     const fp = fingerprint(p.tool, args, who);
     const command = toCommand(p);
-    if ("code" in command) return fail(command);
     for (let attempt = 0; attempt < 2; attempt++) {
       const run = await loadRun(p.runId);
       if (!run || run.org !== who.org) {
         return fail(protocolError("not_found", `no run ${p.runId} in your organization`));
       }
       const def = await version(run.org, run.process, run.version);
-      const files = await resolveFiles(who, fileRefsOf(command), deadline);
+      const files = await resolveFiles(who, fileRefsOf(command), on);
       const now = clock.now();
       const outcome = apply(run, command, { actor: who as Actor, now, def, config: settings, files });
       if (outcome.error) {
@@ -328,7 +319,7 @@ export function createEngine(deps: EngineDeps): EngineService {
     who: Identity,
     p: Extract<EngineWrite, { tool: "start_run" }>,
   ): Promise<ToolResult<unknown>> {
-    const args = p.args as unknown as Record<string, unknown>;
+    const args: Record<string, unknown> = p.args;
     const fp = fingerprint("start_run", args, who);
     const existing = await loadRun(p.runId);
     if (existing) {
@@ -426,17 +417,15 @@ export function createEngine(deps: EngineDeps): EngineService {
     throw new RetryableError(`run ${runId} changed under this replica twice; retry`);
   }
 
-  async function write(env: Envelope<EngineWrite>): Promise<ToolResult<unknown> | TickResult> {
+  async function write(env: Envelope<EngineWrite>): Promise<HandlerReply<typeof CONTRACTS.engineWrite>> {
     const p = env.payload;
     if (p.tool === "tick") return mutex.run(p.runId, () => tick(p.runId));
     const who = env.identity;
     if (!who) throw new Error("engine writes carry the caller's identity");
-    return mutex.run(p.runId, () =>
-      p.tool === "start_run" ? start(who, p) : runCommand(who, p, env.deadline),
-    );
+    return mutex.run(p.runId, () => (p.tool === "start_run" ? start(who, p) : runCommand(who, p, env)));
   }
 
-  async function read(env: Envelope<EngineRead>): Promise<ToolResult<unknown>> {
+  async function read(env: Envelope<EngineRead>): Promise<HandlerReply<typeof CONTRACTS.engineRead>> {
     const who = env.identity;
     if (!who) throw new Error("engine reads carry the caller's identity");
     const p = env.payload;
@@ -475,23 +464,27 @@ export function createEngine(deps: EngineDeps): EngineService {
         async (p) => {
           subscriptions.set(
             p,
-            bus.serve(SUBJECTS.engineWrite(p), async (env) => {
-              const e = env as Envelope<EngineWrite>;
-              // Only the partition's owner may write its runs (ARCHITECTURE rule 5). A write for
-              // another partition means the sender counts partitions differently: refuse it loudly
-              // rather than serve a run this replica does not own.
-              const owner = partitionOf(e.payload.runId, settings.partitions);
-              if (owner !== p) {
-                log.error(
-                  { runId: e.payload.runId, subject: p, owner },
-                  "write on the wrong partition; BATON_PARTITIONS differs between services",
-                );
-                throw new Error(
-                  `run ${e.payload.runId} belongs to partition ${owner}, not ${p}: BATON_PARTITIONS must be the same on every service`,
-                );
-              }
-              return write(e);
-            }),
+            serve(
+              bus,
+              CONTRACTS.engineWrite,
+              async (request, env) => {
+                // Only the partition's owner may write its runs (ARCHITECTURE rule 5). A write for
+                // another partition means the sender counts partitions differently: refuse it loudly
+                // rather than serve a run this replica does not own.
+                const owner = partitionOf(request.runId, settings.partitions);
+                if (owner !== p) {
+                  log.error(
+                    { runId: request.runId, subject: p, owner },
+                    "write on the wrong partition; BATON_PARTITIONS differs between services",
+                  );
+                  throw new Error(
+                    `run ${request.runId} belongs to partition ${owner}, not ${p}: BATON_PARTITIONS must be the same on every service`,
+                  );
+                }
+                return write(env);
+              },
+              { log, partition: p },
+            ),
           );
         },
         async (p) => {
@@ -502,10 +495,8 @@ export function createEngine(deps: EngineDeps): EngineService {
         },
       );
       // Reads last: a replica answering reads already serves its partitions' writes.
-      readSub = bus.serve(SUBJECTS.engineRead, (env) => read(env as Envelope<EngineRead>), {
-        queue: QUEUES.engine,
-      });
-      journalSub = serveJournalReads(bus, db);
+      readSub = serve(bus, CONTRACTS.engineRead, (_request, env) => read(env), { log });
+      journalSub = serveJournalReads(bus, db, log);
       relay.start();
       log.info({ partitions: settings.partitions }, "engine started");
     },

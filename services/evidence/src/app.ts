@@ -1,10 +1,26 @@
 import { randomId } from "@baton/auth";
 import { type BlobStore, blobKey, sha256Hex } from "@baton/blob";
-import { type Bus, type Envelope, type EvidenceCall, QUEUES, SUBJECTS, type Subscription } from "@baton/bus";
+import {
+  type Bus,
+  CONTRACTS,
+  type Envelope,
+  type EvidenceCall,
+  type HandlerReply,
+  type Subscription,
+  serve,
+} from "@baton/bus";
 import type { Clock } from "@baton/clock";
 import { type Db, files, idempotency } from "@baton/db";
 import type { Logger } from "@baton/kit";
-import { fail, ok, protocolError, type ToolResult, type UploadResult } from "@baton/protocol";
+import {
+  type FileCheck,
+  type FileMeta,
+  fail,
+  ok,
+  protocolError,
+  type ToolResult,
+  type UploadResult,
+} from "@baton/protocol";
 import { and, eq, inArray } from "drizzle-orm";
 
 /** What the evidence service needs. */
@@ -14,18 +30,6 @@ export interface EvidenceDeps {
   blobs: BlobStore;
   clock: Clock;
   log: Logger;
-}
-
-/** A file evidence ref's check (§5): exists in the organization; stored bytes match the upload hash. */
-export type FileCheck = { status: "ok"; sha256: string } | { status: "not_found" } | { status: "mismatch" };
-
-/** File metadata, for downloads. */
-export interface FileMeta {
-  id: string;
-  sha256: string;
-  bytes: number;
-  contentType: string;
-  fileName: string;
 }
 
 /**
@@ -128,7 +132,7 @@ export function createEvidence(deps: EvidenceDeps) {
       : null;
   }
 
-  async function handle(env: Envelope<EvidenceCall>): Promise<unknown> {
+  async function handle(env: Envelope<EvidenceCall>): Promise<HandlerReply<typeof CONTRACTS.evidence>> {
     const who = env.identity;
     if (!who) throw new Error("evidence calls carry the caller's identity");
     const call = env.payload;
@@ -149,9 +153,7 @@ export function createEvidence(deps: EvidenceDeps) {
   return {
     handle,
     async start() {
-      sub = bus.serve(SUBJECTS.evidence, (env) => handle(env as Envelope<EvidenceCall>), {
-        queue: QUEUES.evidence,
-      });
+      sub = serve(bus, CONTRACTS.evidence, (_call, env) => handle(env), { log });
       log.info({}, "evidence started");
     },
     async stop() {

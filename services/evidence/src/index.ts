@@ -1,2 +1,2 @@
-export { createEvidence, type EvidenceDeps, type FileCheck, type FileMeta } from "./app.ts";
+export { createEvidence, type EvidenceDeps } from "./app.ts";
 export { main } from "./main.ts";

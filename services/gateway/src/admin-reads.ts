@@ -1,24 +1,19 @@
 // The admin API's read endpoints (issue #16): published versions and a run's journal, for anyone in the organization.
 import type { FileUrls } from "@baton/auth";
-import {
-  type Bus,
-  envelope,
-  type JournalRead,
-  type RegistryRead,
-  requestWithRetry,
-  SUBJECTS,
-} from "@baton/bus";
+import { type Bus, CONTRACTS, call, JournalRead, RegistryRead } from "@baton/bus";
 import type { Clock } from "@baton/clock";
 import type { Logger } from "@baton/kit";
 import {
-  type ErrorCode,
   fail,
+  formatArgIssues,
   type Identity,
   type JournalPage,
   protocolError,
   type ToolResult,
 } from "@baton/protocol";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { z } from "zod";
+import { HTTP_STATUS } from "./status.ts";
 
 /** What the read endpoints need from the HTTP server. */
 export interface AdminReadDeps {
@@ -31,15 +26,18 @@ export interface AdminReadDeps {
   authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<{ identity: Identity } | null>;
 }
 
-const STATUS: Record<ErrorCode, number> = {
-  invalid: 400,
-  not_accepted: 422,
-  stale: 409,
-  conflict: 409,
-  forbidden: 403,
-  not_found: 404,
-  retry: 503,
-};
+/** One read endpoint's call: its query, checked at the edge by the contract's own schema, and how it is sent. */
+interface Read<Q, T> {
+  /** The subject's request schema: a query it refuses is `invalid` here, with every issue. */
+  schema: z.ZodType<Q>;
+  /** What the request asked, as read from its path and query string. */
+  query: unknown;
+  /** The message of a refused query (`bad version query`). */
+  refused: string;
+  send: (query: Q, as: { identity: Identity; deadline: number }) => Promise<ToolResult<T>>;
+  /** Turns the answer's data into what the caller gets (signed file URLs). */
+  shape?: (data: T, who: Identity) => T;
+}
 
 /** A path or query value that should be a whole number: the number, else the text (the schema refuses it). */
 const whole = (value: string | undefined): number | string | undefined =>
@@ -62,67 +60,75 @@ const whole = (value: string | undefined): number | string | undefined =>
 export function registerAdminReads(app: FastifyInstance, deps: AdminReadDeps): void {
   const { bus, clock, log, fileUrls, callTimeoutMs, authenticate } = deps;
 
-  async function forward<T>(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    subject: string,
-    payload: (who: Identity) => unknown,
-    shape: (data: T, who: Identity) => T = (data) => data,
-  ) {
+  async function forward<Q, T>(request: FastifyRequest, reply: FastifyReply, read: Read<Q, T>) {
     const auth = await authenticate(request, reply);
     if (!auth) return reply;
-    const deadline = Date.now() + callTimeoutMs;
+    const parsed = read.schema.safeParse(read.query);
+    if (!parsed.success) {
+      const refused = fail(protocolError("invalid", read.refused, formatArgIssues(parsed.error.issues)));
+      return reply.code(400).send(refused);
+    }
     let result: ToolResult<T>;
     try {
-      result = (await requestWithRetry(
-        bus,
-        subject,
-        envelope(subject, auth.identity, payload(auth.identity), deadline),
-        deadline,
-      )) as ToolResult<T>;
+      result = await read.send(parsed.data, {
+        identity: auth.identity,
+        deadline: Date.now() + callTimeoutMs,
+      });
     } catch (error) {
-      log.warn({ subject, err: String(error) }, "admin read failed");
+      log.warn({ err: String(error) }, "admin read failed");
       result = fail(protocolError("retry", "the server could not complete this call now; retry"));
     }
-    if (!result.ok) return reply.code(STATUS[result.error.code] ?? 400).send(result);
-    return reply.send({ ok: true, data: shape(result.data, auth.identity) });
+    if (!result.ok) return reply.code(HTTP_STATUS[result.error.code] ?? 400).send(result);
+    const data = read.shape ? read.shape(result.data, auth.identity) : result.data;
+    return reply.send({ ok: true, data });
   }
 
-  app.get("/api/processes/:name/versions", (request, reply) => {
-    const { name } = request.params as { name: string };
-    return forward(request, reply, SUBJECTS.registryRead, () => ({ name }) satisfies RegistryRead);
-  });
-  app.get("/api/processes/:name/versions/:version", (request, reply) => {
-    const { name, version } = request.params as { name: string; version: string };
-    return forward(request, reply, SUBJECTS.registryRead, () => ({ name, version: whole(version) }));
-  });
-  app.get("/api/runs/:id/journal", (request, reply) => {
-    const { id } = request.params as { id: string };
-    const q = request.query as { after?: string; limit?: string };
-    return forward<JournalPage>(
-      request,
-      reply,
-      SUBJECTS.engineJournal,
-      () => {
-        const query: Record<string, unknown> = { runId: id };
-        if (q.after !== undefined) query.after = whole(q.after);
-        if (q.limit !== undefined) query.limit = whole(q.limit);
-        return query satisfies Partial<Record<keyof JournalRead, unknown>>;
-      },
-      (page, who) => withFileUrls(page, who.org, fileUrls, clock.now()),
-    );
-  });
+  const versions = {
+    schema: RegistryRead,
+    refused: "bad version query",
+    send: (query: RegistryRead, as: { identity: Identity; deadline: number }) =>
+      call(bus, CONTRACTS.registryRead, query, as),
+  };
+  app.get<{ Params: { name: string } }>("/api/processes/:name/versions", (request, reply) =>
+    forward(request, reply, { ...versions, query: { name: request.params.name } }),
+  );
+  app.get<{ Params: { name: string; version: string } }>(
+    "/api/processes/:name/versions/:version",
+    (request, reply) => {
+      const { name, version } = request.params;
+      return forward(request, reply, { ...versions, query: { name, version: whole(version) } });
+    },
+  );
+  app.get<{ Params: { id: string }; Querystring: { after?: string; limit?: string } }>(
+    "/api/runs/:id/journal",
+    (request, reply) => {
+      const q = request.query;
+      const query: Record<string, unknown> = { runId: request.params.id };
+      if (q.after !== undefined) query.after = whole(q.after);
+      if (q.limit !== undefined) query.limit = whole(q.limit);
+      return forward(request, reply, {
+        schema: JournalRead,
+        query,
+        refused: "bad journal query",
+        send: (journal, as) => call(bus, CONTRACTS.engineJournal, journal, as),
+        shape: (page: JournalPage, who) => withFileUrls(page, who.org, fileUrls, clock.now()),
+      });
+    },
+  );
 }
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** Adds a signed `url` to each file evidence item of the journal's arguments (§5), as run data has. */
 function withFileUrls(page: JournalPage, org: string, fileUrls: FileUrls, now: number): JournalPage {
   return {
     ...page,
     entries: page.entries.map((entry) => {
-      const args = entry.detail.args as { evidence?: unknown } | undefined;
-      if (!args || !Array.isArray(args.evidence)) return entry;
-      const evidence = args.evidence.map((e: { kind?: unknown; ref?: unknown }) =>
-        e && e.kind === "file" && typeof e.ref === "string"
+      const args = entry.detail.args;
+      if (!isObject(args) || !Array.isArray(args.evidence)) return entry;
+      const evidence = args.evidence.map((e: unknown) =>
+        isObject(e) && e.kind === "file" && typeof e.ref === "string"
           ? { ...e, url: fileUrls.sign(org, e.ref, now) }
           : e,
       );

@@ -1,14 +1,6 @@
 import type { BearerVerifier, FileUrls } from "@baton/auth";
 import { type BlobStore, blobKey } from "@baton/blob";
-import {
-  type Bus,
-  type EvidenceCall,
-  envelope,
-  type RegistryCall,
-  requestWithRetry,
-  type SchedulerCall,
-  SUBJECTS,
-} from "@baton/bus";
+import { type Bus, CONTRACTS, call } from "@baton/bus";
 import type { Clock } from "@baton/clock";
 import type { Logger } from "@baton/kit";
 import { textProblem } from "@baton/process";
@@ -18,6 +10,7 @@ import { registerAdminReads } from "./admin-reads.ts";
 import { ARGUMENTS, argumentProblems, type ParsedBody, parseBody } from "./body.ts";
 import { registerConsole } from "./console.ts";
 import { type CallContext, McpEndpoint, type ToolHandler } from "./mcp.ts";
+import { HTTP_STATUS } from "./status.ts";
 
 /** Gateway settings for HTTP. */
 export interface HttpSettings {
@@ -62,16 +55,6 @@ function toIdentity(claims: {
     operator: claims.roles.includes("operator"),
   };
 }
-
-const STATUS: Record<string, number> = {
-  invalid: 400,
-  not_accepted: 422,
-  stale: 409,
-  conflict: 409,
-  forbidden: 403,
-  not_found: 404,
-  retry: 503,
-};
 
 /**
  * The gateway's HTTP server (fastify): MCP Streamable HTTP at `/mcp` (stateless, JSON responses,
@@ -206,11 +189,15 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
   app.get("/mcp", notAllowed);
   app.delete("/mcp", notAllowed);
 
-  // Admin API (§7 import, bind, publish), used by `baton publish`. Operators only.
-  async function admin<T>(
+  /**
+   * Admin API (§7 import, bind, publish; the clock), used by `baton publish` and `baton clock`.
+   * Operators only. `send` makes the service call as the caller, by the deadline (epoch ms); it is
+   * sent once per attempt that finds a service (an import is not safe to send twice).
+   */
+  async function admin(
     request: FastifyRequest,
     reply: FastifyReply,
-    make: (who: Identity) => { subject: string; type: string; payload: unknown },
+    send: (as: { identity: Identity; deadline: number }) => Promise<ToolResult<unknown>>,
   ) {
     const auth = await authenticate(request, reply);
     if (!auth) return reply;
@@ -236,16 +223,9 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
       const message = "the request carries values Baton cannot store; fix every issue listed";
       return reply.code(400).send(fail(protocolError("invalid", message, issues)));
     }
-    const { subject, type, payload } = make(auth.identity);
-    const deadline = Date.now() + settings.callTimeoutMs;
     try {
-      const result = (await requestWithRetry(
-        bus,
-        subject,
-        envelope(type, auth.identity, payload, deadline),
-        deadline,
-      )) as ToolResult<T>;
-      return reply.code(result.ok ? 200 : (STATUS[result.error.code] ?? 400)).send(result);
+      const result = await send({ identity: auth.identity, deadline: Date.now() + settings.callTimeoutMs });
+      return reply.code(result.ok ? 200 : (HTTP_STATUS[result.error.code] ?? 400)).send(result);
     } catch (error) {
       log.warn({ err: String(error) }, "admin call failed");
       return reply.code(503).send({
@@ -261,75 +241,47 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
   };
 
   app.post("/api/processes", (request, reply) =>
-    admin(request, reply, () => {
+    admin(request, reply, (as) => {
       const body = jsonBody(request);
-      const payload: RegistryCall = {
-        op: "import",
-        folderName: typeof body.folderName === "string" ? body.folderName : null,
-        source: typeof body.source === "string" ? body.source : "",
-      };
-      return { subject: SUBJECTS.registry, type: "registry.import", payload };
+      const folderName = typeof body.folderName === "string" ? body.folderName : null;
+      const source = typeof body.source === "string" ? body.source : "";
+      return call(bus, CONTRACTS.registry, { op: "import", folderName, source }, as);
     }),
   );
-  app.get("/api/drafts/:draftId", (request, reply) =>
-    admin(request, reply, () => ({
-      subject: SUBJECTS.registry,
-      type: "registry.get_draft",
-      payload: {
-        op: "get_draft",
-        draftId: (request.params as { draftId: string }).draftId,
-      } satisfies RegistryCall,
-    })),
+  app.get<{ Params: { draftId: string } }>("/api/drafts/:draftId", (request, reply) =>
+    admin(request, reply, (as) =>
+      call(bus, CONTRACTS.registry, { op: "get_draft", draftId: request.params.draftId }, as),
+    ),
   );
-  app.put("/api/drafts/:draftId/bindings", (request, reply) =>
-    admin(request, reply, () => {
+  app.put<{ Params: { draftId: string } }>("/api/drafts/:draftId/bindings", (request, reply) =>
+    admin(request, reply, (as) => {
       const body = jsonBody(request);
-      const bindings = (body.bindings && typeof body.bindings === "object" ? body.bindings : {}) as Record<
-        string,
-        string
-      >;
-      return {
-        subject: SUBJECTS.registry,
-        type: "registry.bind",
-        payload: {
-          op: "bind",
-          draftId: (request.params as { draftId: string }).draftId,
-          bindings,
-        } satisfies RegistryCall,
-      };
+      // Group ids as sent: the registry checks each against the draft's roles.
+      const bindings: Record<string, unknown> =
+        body.bindings && typeof body.bindings === "object" ? { ...body.bindings } : {};
+      return call(bus, CONTRACTS.registry, { op: "bind", draftId: request.params.draftId, bindings }, as);
     }),
   );
-  app.post("/api/drafts/:draftId/publish", (request, reply) =>
-    admin(request, reply, () => ({
-      subject: SUBJECTS.registry,
-      type: "registry.publish",
-      payload: {
-        op: "publish",
-        draftId: (request.params as { draftId: string }).draftId,
-      } satisfies RegistryCall,
-    })),
+  app.post<{ Params: { draftId: string } }>("/api/drafts/:draftId/publish", (request, reply) =>
+    admin(request, reply, (as) =>
+      call(bus, CONTRACTS.registry, { op: "publish", draftId: request.params.draftId }, as),
+    ),
   );
   // The clock (issue #5): its time for any operator; moving it only when it is manual. An advance
   // returns once every timer that fell due has been applied, or with `pending` > 0 when the call's
   // deadline came first (then the same `{ ms, requestId }` again carries on without moving it twice).
   app.get("/api/clock", (request, reply) =>
-    admin(request, reply, () => ({
-      subject: SUBJECTS.scheduler,
-      type: "scheduler.now",
-      payload: { op: "now" } satisfies SchedulerCall,
-    })),
+    admin(request, reply, (as) => call(bus, CONTRACTS.scheduler, { op: "now" }, as)),
   );
   // The scheduler answers a real-time clock with conflict, after the operator check like every admin call.
   app.post("/api/clock/advance", (request, reply) => {
-    return admin(request, reply, () => {
+    return admin(request, reply, (as) => {
       const body = jsonBody(request);
-      const payload: SchedulerCall = {
-        op: "advance",
-        ms: typeof body.ms === "number" ? body.ms : Number.NaN,
-        // Checked by the scheduler (a string of 1–200 characters); passed as sent so a wrong type is refused.
-        ...(body.requestId !== undefined ? { requestId: body.requestId as string } : {}),
-      };
-      return { subject: SUBJECTS.scheduler, type: "scheduler.advance", payload };
+      // Both checked by the scheduler (a whole number of ms; a string of 1–200 characters), after who
+      // may move the clock: passed as sent, so a wrong type is refused there.
+      const ms = typeof body.ms === "number" ? body.ms : null;
+      const requestId = body.requestId !== undefined ? { requestId: body.requestId } : {};
+      return call(bus, CONTRACTS.scheduler, { op: "advance", ms, ...requestId }, as);
     });
   });
 
@@ -338,8 +290,8 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
   await registerConsole(app, settings.consoleDir);
 
   // Short-lived, signed file downloads (§5 `url`).
-  app.get("/files/:id", async (request, reply) => {
-    const { id } = request.params as { id: string };
+  app.get<{ Params: { id: string } }>("/files/:id", async (request, reply) => {
+    const { id } = request.params;
     const q = request.query as { org?: string; exp?: string; sig?: string };
     if (!q.org || !q.exp || !q.sig || !fileUrls.check(q.org, id, Number(q.exp), q.sig, clock.now())) {
       return reply
@@ -347,16 +299,14 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
         .send({ error: "this file link is not valid or has expired; read the run again for a fresh url" });
     }
     const who: Identity = { org: q.org, kind: "agent", id: "file-download", groups: [], operator: false };
-    const deadline = Date.now() + settings.callTimeoutMs;
     let meta: { sha256: string; contentType: string; fileName: string } | null;
     try {
-      meta = (await requestWithRetry(
+      meta = await call(
         bus,
-        SUBJECTS.evidence,
-        envelope("evidence.get", who, { op: "get", id } satisfies EvidenceCall, deadline),
-        deadline,
-        { attemptMs: settings.attemptMs },
-      )) as typeof meta;
+        CONTRACTS.evidence,
+        { op: "get", id },
+        { identity: who, deadline: Date.now() + settings.callTimeoutMs, attemptMs: settings.attemptMs },
+      );
     } catch (error) {
       log.warn({ err: String(error) }, "file lookup failed");
       return reply

@@ -1,15 +1,13 @@
 import { randomUUID } from "node:crypto";
 import {
   type Bus,
-  type EngineWrite,
+  type ClockReply,
+  CONTRACTS,
+  call,
   type Envelope,
-  envelope,
-  QUEUES,
-  requestWithRetry,
   type SchedulerCall,
-  SUBJECTS,
   type Subscription,
-  type TickResult,
+  serve,
 } from "@baton/bus";
 import { AdvanceConflict, type Clock, type ClockMove, type ClockMover } from "@baton/clock";
 import { type Db, runJournal, timers } from "@baton/db";
@@ -73,29 +71,6 @@ export interface SchedulerDeps {
   log: Logger;
   settings: SchedulerSettings;
   faults?: SchedulerFaults;
-}
-
-/** The reply to a {@link SchedulerCall}, under `{ ok: true, data }`. */
-export interface ClockReply {
-  /** `now`: the clock's time. `advance`: the time this advance moved the clock to (a retry: the same). RFC 3339. */
-  now: string;
-  /** True when the clock is manual (movable). */
-  manual: boolean;
-  /** `advance` only: the time this advance moved the clock from, RFC 3339. */
-  from?: string;
-  /**
-   * `advance` only: timers with a fire time in (`from`, `now`] that the journal shows applied when
-   * the reply was made, by any transition (this call's ticks, another replica's or the scheduler's
-   * own loop, or a user write that found one expired). Counted from the journal entries'
-   * `detail.timers`, so a retry of the same advance reports the whole window again, not a delta.
-   */
-  applied?: number;
-  /**
-   * `advance` only: timers due by `now` still not applied when the call's deadline came (0 when
-   * everything that fell due has been applied). Send the same advance again (same `requestId`) to
-   * carry on; it does not move the clock again.
-   */
-  pending?: number;
 }
 
 /** The outcome of {@link SchedulerService.settle}. */
@@ -216,15 +191,13 @@ export function createScheduler(deps: SchedulerDeps): SchedulerService {
     // would otherwise go to a partition nobody serves any more.
     const partition = partitionOf(runId, settings.partitions);
     const deadline = Math.min(Date.now() + settings.tickTimeoutMs, by);
-    const write: EngineWrite = { tool: "tick", runId };
     try {
-      const reply = (await requestWithRetry(
+      const reply = await call(
         bus,
-        SUBJECTS.engineWrite(partition),
-        envelope("engine.tick", null, write, deadline),
-        deadline,
-        { attemptMs: settings.attemptMs ?? DEFAULT_ATTEMPT_MS },
-      )) as TickResult;
+        CONTRACTS.engineWrite,
+        { tool: "tick", runId },
+        { identity: null, deadline, partition, attemptMs: settings.attemptMs ?? DEFAULT_ATTEMPT_MS },
+      );
       return reply.committed ? "committed" : "unchanged";
     } catch (error) {
       log.warn({ runId, partition, err: String(error) }, "tick not delivered; retrying after a back-off");
@@ -371,14 +344,15 @@ export function createScheduler(deps: SchedulerDeps): SchedulerService {
     p: Extract<SchedulerCall, { op: "advance" }>,
     callDeadline: number,
   ): Promise<ToolResult<ClockReply>> {
-    if (!Number.isSafeInteger(p.ms) || p.ms < 0 || p.ms > MAX_ADVANCE_MS) {
+    const ms = p.ms;
+    if (ms === null || !Number.isSafeInteger(ms) || ms < 0 || ms > MAX_ADVANCE_MS) {
       return fail(
         protocolError("invalid", "advance the clock by a whole number of milliseconds", [
           `ms: expected a whole number from 0 to ${MAX_ADVANCE_MS}`,
         ]),
       );
     }
-    const requestId = p.requestId as unknown;
+    const requestId = p.requestId;
     if (
       requestId !== undefined &&
       (typeof requestId !== "string" || requestId.length < 1 || requestId.length > 200)
@@ -391,11 +365,11 @@ export function createScheduler(deps: SchedulerDeps): SchedulerService {
     }
     let move: ClockMove;
     try {
-      if (p.ms === 0 && requestId === undefined) {
+      if (ms === 0 && requestId === undefined) {
         const now = (await clock.sync?.()) ?? clock.now();
         move = { from: now, to: now, replayed: false };
       } else {
-        move = await moving.advance(p.ms, requestId);
+        move = await moving.advance(ms, requestId);
       }
     } catch (error) {
       if (error instanceof AdvanceConflict) return fail(protocolError("conflict", error.message));
@@ -458,9 +432,7 @@ export function createScheduler(deps: SchedulerDeps): SchedulerService {
     handle,
     settle,
     async start() {
-      sub = bus.serve(SUBJECTS.scheduler, (env) => handle(env as Envelope<SchedulerCall>), {
-        queue: QUEUES.scheduler,
-      });
+      sub = serve(bus, CONTRACTS.scheduler, (_call, env) => handle(env), { log });
       unwatch = mover?.onChange(wake) ?? null;
       loopDone = loop();
       log.info({ replica: settings.replicaId, manualClock: mover !== null }, "scheduler started");

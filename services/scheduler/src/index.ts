@@ -1,5 +1,4 @@
 export {
-  type ClockReply,
   createScheduler,
   type SchedulerDeps,
   type SchedulerFaults,

@@ -18,7 +18,7 @@ import {
   openManualClock,
   type SchedulerSettings,
 } from "../../services/scheduler/src/index.ts";
-import { DAY, HOUR } from "../support/clock.ts";
+import { DAY, HOUR, iso } from "../support/clock.ts";
 import { OPERATOR as operator, publishProcess, testEngine } from "../support/in-process.ts";
 
 /**
@@ -48,7 +48,6 @@ steps:
 `;
 
 const T0 = Date.parse("2026-10-06T09:00:00Z");
-const iso = (ms: number) => new Date(ms).toISOString();
 
 /** Rejects when `promise` has not settled within `ms` (so a test fails rather than hangs). */
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {

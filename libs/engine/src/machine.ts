@@ -1,4 +1,4 @@
-import { type AgentStep, checkOf, checkValues, type TaskStep } from "@baton/process";
+import { type AgentStep, checkOf, checkValues, iso, type TaskStep } from "@baton/process";
 import {
   type CheckAnswers,
   type CheckRequest,
@@ -38,7 +38,6 @@ import {
   enter,
   failStep,
   finish,
-  iso,
   newId,
   openEscalation,
   record,

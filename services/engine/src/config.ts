@@ -1,3 +1,4 @@
+// The engine service's configuration, read once from the environment.
 import { SHARED_ENV } from "@baton/kit";
 import { DEFAULTS } from "@baton/protocol";
 import { z } from "zod";

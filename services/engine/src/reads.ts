@@ -1,11 +1,16 @@
+// The engine's reads: a run's view from memory or PostgreSQL, and cross-run reads from the indexes.
+import type { CONTRACTS, EngineRead, Envelope, HandlerReply } from "@baton/bus";
+import type { Clock } from "@baton/clock";
 import { type Db, readySteps, runs, workItems } from "@baton/db";
-import { agentWorkItem, withSnapshot } from "@baton/engine";
+import { agentWorkItem, type EngineConfig, runAt, runView, withSnapshot } from "@baton/engine";
 import {
   type AgentWorkItem,
+  fail,
   type GetWorkArgs,
   type Handoff,
   type Identity,
   type ListRunsArgs,
+  ok,
   type Page,
   type PersonWorkItem,
   type ProtocolError,
@@ -14,6 +19,60 @@ import {
   type WorkItem,
 } from "@baton/protocol";
 import { and, asc, eq, inArray, isNull, lte, or, type SQL, sql } from "drizzle-orm";
+import type { RunCache } from "./run-cache.ts";
+import type { EngineStore } from "./store.ts";
+
+/** What the reads need. */
+export interface ReadDeps {
+  db: Db;
+  store: EngineStore;
+  cache: RunCache;
+  clock: Clock;
+  settings: EngineConfig;
+}
+
+/**
+ * Answers `engine.read` on any replica: `get_run` (the run view at the clock's now, from this
+ * replica's memory when it holds the run, else PostgreSQL: a write replies only after its commit),
+ * `get_work` and `list_runs` (from the indexes). Another organization's run is `not_found`.
+ */
+export function createReads(deps: ReadDeps): {
+  read(env: Envelope<EngineRead>): Promise<HandlerReply<typeof CONTRACTS.engineRead>>;
+} {
+  const { db, store, cache, clock, settings } = deps;
+  return {
+    async read(env) {
+      const who = env.identity;
+      if (!who) throw new Error("engine reads carry the caller's identity");
+      const p = env.payload;
+      const now = clock.now();
+      switch (p.tool) {
+        case "get_run": {
+          const run = cache.peek(p.args.runId) ?? (await store.loadRun(p.args.runId));
+          if (!run || run.org !== who.org)
+            return fail(protocolError("not_found", `no run ${p.args.runId} in your organization`));
+          const def = await cache.version(run.org, run.process, run.version);
+          return ok(runView(runAt(run, def, settings, now), def, now));
+        }
+        case "get_work": {
+          const page =
+            who.kind === "agent"
+              ? await agentWork(db, who, p.args, now)
+              : await personWork(db, who, p.args, settings.operatorGroup);
+          return "code" in page ? fail(page) : ok(page);
+        }
+        case "list_runs": {
+          const page = await listRuns(db, who, p.args);
+          return "code" in page ? fail(page) : ok(page);
+        }
+        default: {
+          const unreachable: never = p;
+          throw new Error(`unknown read ${JSON.stringify(unreachable)}`);
+        }
+      }
+    },
+  };
+}
 
 /**
  * Cross-run reads, served by any engine replica from PostgreSQL indexes (ARCHITECTURE rule 5).

@@ -12,6 +12,7 @@ import {
 import { AdvanceConflict, type Clock, type ClockMove, type ClockMover } from "@baton/clock";
 import { type Db, runJournal, timers } from "@baton/db";
 import { DEFAULT_ATTEMPT_MS, type Logger } from "@baton/kit";
+import { iso } from "@baton/process";
 import { fail, ok, partitionOf, protocolError, type ToolResult } from "@baton/protocol";
 import { sql } from "drizzle-orm";
 
@@ -106,7 +107,6 @@ const REPLY_MARGIN_MS = 1_000;
 
 type Delivery = "committed" | "unchanged" | "failed";
 
-const iso = (ms: number) => new Date(ms).toISOString();
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows;
 

@@ -1,3 +1,4 @@
+// Partition ownership shared by engine replicas through a NATS KV bucket.
 import type { Logger } from "@baton/kit";
 import type { JetStreamManager, KV, NatsConnection } from "nats";
 import type { Ownership } from "./ownership.ts";

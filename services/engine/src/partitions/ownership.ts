@@ -1,3 +1,4 @@
+// Which partitions this engine replica serves: the interface, and owning all of them (`baton dev`).
 /**
  * Which partitions this engine replica serves (ARCHITECTURE rule 5). The engine subscribes to a
  * partition's subject when it acquires it and drops its hot runs when it loses it.

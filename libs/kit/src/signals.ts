@@ -1,4 +1,4 @@
-// Stopping a service the way an orchestrator asks: on the first SIGINT or SIGTERM.
+// Running a service until it is asked to stop: on the first SIGINT or SIGTERM.
 
 /** Resolves on the first SIGINT or SIGTERM. */
 export function untilSignal(): Promise<NodeJS.Signals> {
@@ -11,4 +11,9 @@ export function untilSignal(): Promise<NodeJS.Signals> {
     process.on("SIGINT", done);
     process.on("SIGTERM", done);
   });
+}
+
+/** A started service (each service's `start<Service>`): stopping it answers what is in flight, then lets go. */
+export interface Running {
+  stop(): Promise<void>;
 }

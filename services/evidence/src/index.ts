@@ -1,2 +1,3 @@
 export { createEvidence, type EvidenceDeps } from "./app.ts";
-export { main } from "./main.ts";
+export { EvidenceConfigSchema, type EvidenceEnv } from "./config.ts";
+export { type EvidenceInfra, type EvidenceSettings, startEvidence } from "./start.ts";

@@ -1,6 +1,9 @@
+// The gateway's configuration, read once from the environment.
+import { DEV_ISSUER, loadOrCreateDevIssuer } from "@baton/auth";
 import { SHARED_ENV } from "@baton/kit";
 import { DEFAULTS } from "@baton/protocol";
 import { z } from "zod";
+import type { GatewaySettings } from "./start.ts";
 
 /**
  * The gateway's configuration, from the environment. Tokens are verified either against an issuer's
@@ -60,3 +63,34 @@ export const GatewayConfigSchema = z
     "Bearer tokens: set either BATON_AUTH_ISSUER and BATON_AUTH_JWKS_URL (production), or BATON_DEV_ISSUER_FILE (trials and tests); one of the two is required.",
   );
 export type GatewayEnv = z.infer<typeof GatewayConfigSchema>;
+
+/**
+ * A gateway replica's settings from its environment. Tokens are checked against the issuer's JWKS,
+ * or, with `BATON_DEV_ISSUER_FILE`, against the dev issuer's key in that file (made when missing).
+ */
+export async function gatewaySettings(env: GatewayEnv): Promise<GatewaySettings> {
+  const publicUrl = env.BATON_PUBLIC_URL.replace(/\/+$/, "");
+  let auth: GatewaySettings["auth"];
+  if (env.BATON_DEV_ISSUER_FILE) {
+    const dev = await loadOrCreateDevIssuer(env.BATON_DEV_ISSUER_FILE);
+    auth = { issuer: DEV_ISSUER, keys: { jwks: [dev.publicJwk] } };
+  } else {
+    // The schema requires both when there is no dev issuer file.
+    auth = { issuer: env.BATON_AUTH_ISSUER ?? "", keys: { jwksUrl: env.BATON_AUTH_JWKS_URL ?? "" } };
+  }
+  return {
+    host: env.BATON_HOST,
+    port: env.BATON_PORT,
+    auth,
+    secret: env.BATON_SECRET,
+    publicUrl,
+    partitions: env.BATON_PARTITIONS,
+    leaseSeconds: env.BATON_LEASE_SECONDS,
+    runDataBytes: env.BATON_RUN_DATA_BYTES,
+    maxUploadBytes: env.BATON_MAX_UPLOAD_BYTES,
+    callTimeoutMs: env.BATON_CALL_TIMEOUT_MS,
+    attemptMs: env.BATON_ATTEMPT_TIMEOUT_MS,
+    version: "0.1.0",
+    ...(env.BATON_CONSOLE_DIR !== undefined ? { consoleDir: env.BATON_CONSOLE_DIR } : {}),
+  };
+}

@@ -50,7 +50,7 @@ export interface SchedulerSettings {
 }
 
 /**
- * Test hooks for the exactly-once tests (issue #5), wired by `main.ts` from `BATON_SCHEDULER_FAULT`
+ * Test hooks for the exactly-once tests (issue #5), wired by `start.ts` from `BATON_SCHEDULER_FAULT`
  * only. Each is called once, at most.
  */
 export interface SchedulerFaults {

@@ -1,5 +1,6 @@
 import { type ClockMover, ManualClock, type ManualClockState, planAdvance } from "@baton/clock";
 import { type Db, runs, settings } from "@baton/db";
+import { iso } from "@baton/process";
 import { eq, sql } from "drizzle-orm";
 
 /**
@@ -33,7 +34,7 @@ export async function loadManualTime(db: Db): Promise<number | null> {
 
 /** Stores the manual clock's state; the stored time is also readable as `at` (RFC 3339). */
 export async function saveManualState(db: Db, state: ManualClockState): Promise<void> {
-  const value = { now: state.now, at: new Date(state.now).toISOString(), requests: state.requests };
+  const value = { now: state.now, at: iso(state.now), requests: state.requests };
   await db
     .insert(settings)
     .values({ key: MANUAL_CLOCK_KEY, value })

@@ -1,5 +1,9 @@
+// The scheduler service's configuration, read once from the environment.
+import { hostname } from "node:os";
 import { SHARED_ENV } from "@baton/kit";
 import { z } from "zod";
+import type { SchedulerSettings } from "./app.ts";
+import type { SchedulerFault } from "./start.ts";
 
 /**
  * The scheduler's settings when nothing says otherwise: the environment's defaults here, and what
@@ -99,3 +103,22 @@ export const SchedulerConfigSchema = z.object({
   BATON_LOG_LEVEL: SHARED_ENV.BATON_LOG_LEVEL,
 });
 export type SchedulerEnv = z.infer<typeof SchedulerConfigSchema>;
+
+/** A scheduler replica's settings from its environment; the replica is `hostname-pid` unless named. */
+export function schedulerSettings(
+  env: SchedulerEnv,
+): SchedulerSettings & { fault?: SchedulerFault | undefined } {
+  return {
+    replicaId: env.BATON_REPLICA_ID ?? `${hostname()}-${process.pid}`,
+    pollMs: env.BATON_SCHEDULER_POLL_MS,
+    claimMs: env.BATON_SCHEDULER_CLAIM_MS,
+    backoffMs: env.BATON_SCHEDULER_BACKOFF_MS,
+    partitions: env.BATON_PARTITIONS,
+    batch: env.BATON_SCHEDULER_BATCH,
+    concurrency: env.BATON_SCHEDULER_CONCURRENCY,
+    tickTimeoutMs: env.BATON_CALL_TIMEOUT_MS,
+    attemptMs: env.BATON_ATTEMPT_TIMEOUT_MS,
+    clockOrg: env.BATON_CLOCK_ORG,
+    fault: env.BATON_SCHEDULER_FAULT,
+  };
+}

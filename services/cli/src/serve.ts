@@ -1,0 +1,119 @@
+// `baton serve <service>`: one service over NATS, PostgreSQL and the file store, configured by its environment.
+import { LocalBlobStore } from "@baton/blob";
+import { NatsBus } from "@baton/bus";
+import { clockFor } from "@baton/clock/nats";
+import { connectPostgres, type Database } from "@baton/db";
+import { createLogger, parseEnv, type Running, untilSignal } from "@baton/kit";
+
+/** The services `baton serve` runs. */
+export const SERVICES = ["gateway", "registry", "engine", "evidence", "scheduler"] as const;
+export type ServiceName = (typeof SERVICES)[number];
+
+/** What every service's environment has: where NATS is, its namespace and clock, how much to log. */
+interface CommonEnv {
+  NATS_URL: string;
+  BATON_NAMESPACE: string;
+  BATON_CLOCK: "real" | "manual";
+  BATON_LOG_LEVEL: string;
+  DATABASE_URL?: string;
+  BATON_DB_POOL?: number;
+  BATON_BLOB_DIR?: string;
+  BATON_REPLICA_ID?: string | undefined;
+}
+
+/** The infrastructure `baton serve` builds from a service's environment. */
+interface Infra {
+  bus: NatsBus;
+  clock: Awaited<ReturnType<typeof clockFor>>["clock"];
+  mover: Awaited<ReturnType<typeof clockFor>>["mover"];
+  log: ReturnType<typeof createLogger>;
+  database: Database | null;
+  blobs: LocalBlobStore | null;
+}
+
+/** Builds a service's infrastructure from its parsed environment, starts it with `start`, and stops it on a signal. */
+async function run<E extends CommonEnv>(
+  name: ServiceName,
+  env: E,
+  start: (env: E, infra: Infra) => Promise<Running>,
+): Promise<void> {
+  const log = createLogger(name, env.BATON_LOG_LEVEL);
+  const database = env.DATABASE_URL
+    ? await connectPostgres(env.DATABASE_URL, {
+        ...(env.BATON_DB_POOL ? { max: env.BATON_DB_POOL } : {}),
+        log,
+      })
+    : null;
+  // Replicas that name themselves (engine, scheduler) show that name in NATS monitoring.
+  const connection = env.BATON_REPLICA_ID ? `baton-${name}-${env.BATON_REPLICA_ID}` : `baton-${name}`;
+  const bus = await NatsBus.connect(env.NATS_URL, connection, env.BATON_NAMESPACE, log);
+  const { clock, mover } = await clockFor(env.BATON_CLOCK, bus);
+  const blobs = env.BATON_BLOB_DIR ? new LocalBlobStore(env.BATON_BLOB_DIR) : null;
+  const running = await start(env, { bus, clock, mover, log, database, blobs });
+  await untilSignal();
+  await running.stop();
+  await bus.close();
+  await database?.close();
+}
+
+/** What a service needs that its environment guarantees (the schemas require it). */
+function required<T>(value: T | null, what: string): T {
+  if (value === null) throw new Error(`${what} is required`);
+  return value;
+}
+
+/**
+ * Runs one service until SIGINT or SIGTERM: parses its environment (every problem listed, exit 2),
+ * connects what it needs, and calls its start function, the same one `baton dev` calls. Only the
+ * named service's code is loaded.
+ */
+export async function serve(name: ServiceName, processEnv: NodeJS.ProcessEnv = process.env): Promise<void> {
+  switch (name) {
+    case "gateway": {
+      const { GatewayConfigSchema, gatewaySettings, startGateway } = await import("@baton/gateway");
+      const env = parseEnv(GatewayConfigSchema, processEnv, name);
+      return run(name, env, async (e, infra) =>
+        startGateway(await gatewaySettings(e), { ...infra, blobs: required(infra.blobs, "BATON_BLOB_DIR") }),
+      );
+    }
+    case "registry": {
+      const { RegistryConfigSchema, startRegistry } = await import("@baton/registry");
+      const env = parseEnv(RegistryConfigSchema, processEnv, name);
+      return run(name, env, (_e, infra) =>
+        startRegistry({}, { ...infra, db: required(infra.database, "DATABASE_URL").db }),
+      );
+    }
+    case "engine": {
+      const { EngineConfigSchema, engineSettings, startEngine } = await import("@baton/engine-service");
+      const env = parseEnv(EngineConfigSchema, processEnv, name);
+      return run(name, env, (e, infra) =>
+        startEngine(engineSettings(e), { ...infra, db: required(infra.database, "DATABASE_URL").db }),
+      );
+    }
+    case "evidence": {
+      const { EvidenceConfigSchema, startEvidence } = await import("@baton/evidence");
+      const env = parseEnv(EvidenceConfigSchema, processEnv, name);
+      return run(name, env, (_e, infra) =>
+        startEvidence(
+          {},
+          {
+            ...infra,
+            db: required(infra.database, "DATABASE_URL").db,
+            blobs: required(infra.blobs, "BATON_BLOB_DIR"),
+          },
+        ),
+      );
+    }
+    case "scheduler": {
+      const { SchedulerConfigSchema, schedulerSettings, startScheduler } = await import("@baton/scheduler");
+      const env = parseEnv(SchedulerConfigSchema, processEnv, name);
+      return run(name, env, (e, infra) =>
+        startScheduler(schedulerSettings(e), { ...infra, db: required(infra.database, "DATABASE_URL").db }),
+      );
+    }
+    default: {
+      const unreachable: never = name;
+      throw new Error(`unknown service ${String(unreachable)}`);
+    }
+  }
+}

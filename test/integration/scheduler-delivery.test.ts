@@ -97,7 +97,7 @@ async function world() {
 const SETTINGS: SchedulerSettings = {
   replicaId: "delivery",
   pollMs: 50,
-  claimMs: 30_000,
+  holdMs: 30_000,
   backoffMs: 1_000,
   batch: 1,
   concurrency: 4,

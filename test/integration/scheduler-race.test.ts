@@ -68,7 +68,7 @@ describe("wait_for time-out racing send_event (in process, manual clock)", () =>
         replicaId: "race",
         clockOrg: "default",
         pollMs: 1_000,
-        claimMs: 30_000,
+        holdMs: 30_000,
         backoffMs: 1_000,
         partitions: 4,
         batch: 100,

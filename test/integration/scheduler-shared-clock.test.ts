@@ -181,7 +181,7 @@ describe("shared manual clock on NATS (review of issue #5)", () => {
           replicaId: "shared-clock",
           clockOrg: "default",
           pollMs: 60_000,
-          claimMs: 30_000,
+          holdMs: 30_000,
           backoffMs: 200,
           batch: 100,
           concurrency: 4,

@@ -18,7 +18,7 @@ import { DEFAULT_ATTEMPT_MS, type Logger } from "@baton/kit";
 import { type FileCheck, type Identity, partitionOf } from "@baton/protocol";
 import { serveJournalReads } from "./journal.ts";
 import { OutboxRelay } from "./outbox.ts";
-import type { Ownership } from "./partitions/ownership.ts";
+import type { PartitionOwnership } from "./partitions/ownership.ts";
 import { createReads } from "./reads.ts";
 import { RunCache } from "./run-cache.ts";
 import { EngineStore } from "./store.ts";
@@ -31,7 +31,7 @@ export interface EngineDeps {
   clock: Clock;
   log: Logger;
   /** Which partitions this replica serves: all of them (`baton dev`), or those it holds in NATS KV. */
-  ownership: Ownership;
+  ownership: PartitionOwnership;
   settings: EngineConfig & {
     /** P virtual partitions (ARCHITECTURE rule 5). */
     partitions: number;
@@ -57,7 +57,7 @@ export interface EngineService {
 
 /**
  * The engine shell (ARCHITECTURE rule 1): decode, load, call the pure core, commit, publish, reply.
- * It serves `engine.p<k>` for each partition k its {@link Ownership} gives it (`write-path.ts`),
+ * It serves `engine.p<k>` for each partition k its {@link PartitionOwnership} gives it (`write-path.ts`),
  * and `engine.read` and `engine.journal` on any replica (`reads.ts`, `journal.ts`); the outbox
  * relay publishes each commit's domain events.
  */

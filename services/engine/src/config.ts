@@ -29,7 +29,7 @@ export const EngineConfigSchema = z.object({
     .string()
     .min(1)
     .optional()
-    .describe("This replica's name in partition leases (default: hostname-pid)."),
+    .describe("This replica's name in partition ownership and logs (default: hostname-pid)."),
   BATON_DB_POOL: z.coerce
     .number()
     .int()

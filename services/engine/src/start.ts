@@ -4,8 +4,8 @@ import type { Clock } from "@baton/clock";
 import type { Db } from "@baton/db";
 import type { Logger, Running } from "@baton/kit";
 import { createEngine, type EngineDeps } from "./app.ts";
-import { KvLeases } from "./partitions/leases.ts";
-import { AllPartitions, type Ownership } from "./partitions/ownership.ts";
+import { KvPartitionOwnership } from "./partitions/kv-ownership.ts";
+import { AllPartitions, type PartitionOwnership } from "./partitions/ownership.ts";
 
 /** How an engine replica runs (`config.ts` reads it from the environment). */
 export type EngineSettings = EngineDeps["settings"] & {
@@ -26,9 +26,9 @@ export interface EngineInfra {
  * the namespace's `<namespace>_partitions` KV bucket among the replicas alive; in one process (the
  * in-process bus, where no other replica can be), every partition.
  */
-function ownershipOn(bus: Bus, settings: EngineSettings, log: Logger): Ownership {
+function ownershipOn(bus: Bus, settings: EngineSettings, log: Logger): PartitionOwnership {
   if (!(bus instanceof NatsBus)) return new AllPartitions(settings.partitions);
-  return new KvLeases(bus.connection, {
+  return new KvPartitionOwnership(bus.connection, {
     replicaId: settings.replicaId,
     partitions: settings.partitions,
     bucket: `${bus.namespace}_partitions`,

@@ -17,7 +17,7 @@ import { and, desc, eq, sql } from "drizzle-orm";
 /**
  * PostgreSQL access for the engine: one statement per transition (ARCHITECTURE rule 2) writing the
  * run row (compare-and-set on `rev`), its journal entry, the idempotency record, the derived indexes,
- * timers and outbox rows. Nothing else writes these tables (the scheduler only stamps timer claims).
+ * timers and outbox rows. Nothing else writes these tables (the scheduler only stamps its timer holds).
  */
 
 /** A recorded result (§4): replayed for the same `requestId` and arguments. */
@@ -43,7 +43,7 @@ export class IdempotencyConflict extends Error {
   override name = "IdempotencyConflict";
 }
 
-/** Another writer changed the run since it was read (a lost partition lease): nothing was written. */
+/** Another writer changed the run since it was read (this replica lost the run's partition): nothing was written. */
 export class FenceLost extends Error {
   override name = "FenceLost";
 }

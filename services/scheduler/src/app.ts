@@ -17,12 +17,12 @@ import { createDelivery } from "./delivery.ts";
 
 /** How the scheduler runs (see `config.ts` for what each means). */
 export interface SchedulerSettings {
-  /** This replica's name, in claim tokens and logs. */
+  /** This replica's name, in its timer holds' tokens and in logs. */
   replicaId: string;
   /** Longest sleep between looks for due timers, ms. */
   pollMs: number;
-  /** How long a take holds its rows while delivering them, ms of the database's clock. */
-  claimMs: number;
+  /** How long a take holds its rows while delivering them (its timer hold), ms of the database's clock. */
+  holdMs: number;
   /**
    * How long a row whose tick changed nothing (or could not be delivered) is left alone before it is
    * taken again, ms of the database's clock.
@@ -54,7 +54,7 @@ export interface SchedulerSettings {
  * only. Each is called once, at most.
  */
 export interface SchedulerFaults {
-  /** Called right after the first take that claimed at least one due timer, before any delivery. */
+  /** Called right after the first take that held at least one due timer, before any delivery. */
   afterTake?: () => Promise<void>;
   /** Called right after the first take's ticks were sent, before any reply is awaited. */
   afterSend?: () => Promise<void>;

@@ -12,7 +12,7 @@ import type { SchedulerFault } from "./start.ts";
 export const SCHEDULER_DEFAULTS = {
   clockOrg: "default",
   pollMs: 1_000,
-  claimMs: 30_000,
+  holdMs: 30_000,
   backoffMs: 1_000,
   batch: 100,
   concurrency: 16,
@@ -48,9 +48,9 @@ export const SchedulerConfigSchema = z.object({
     .number()
     .int()
     .min(100)
-    .default(SCHEDULER_DEFAULTS.claimMs)
+    .default(SCHEDULER_DEFAULTS.holdMs)
     .describe(
-      "How long a replica holds the timers it took while it delivers them, ms, measured by PostgreSQL's clock (so replicas whose host clocks disagree still agree when a claim ends). If it dies first, another replica takes them after this.",
+      "The timer hold: how long a replica holds the due timers it took while it delivers them, ms, measured by PostgreSQL's clock (so replicas whose host clocks disagree still agree when a hold ends). If it dies first, another replica takes them after this. (Named CLAIM for compatibility; not a claim of the protocol.)",
     ),
   BATON_SCHEDULER_BACKOFF_MS: z.coerce
     .number()
@@ -92,7 +92,7 @@ export const SchedulerConfigSchema = z.object({
     .string()
     .min(1)
     .optional()
-    .describe("This replica's name in timer claims and logs (default: hostname-pid)."),
+    .describe("This replica's name in its timer holds and logs (default: hostname-pid)."),
   BATON_DB_POOL: z.coerce
     .number()
     .int()
@@ -111,7 +111,7 @@ export function schedulerSettings(
   return {
     replicaId: env.BATON_REPLICA_ID ?? `${hostname()}-${process.pid}`,
     pollMs: env.BATON_SCHEDULER_POLL_MS,
-    claimMs: env.BATON_SCHEDULER_CLAIM_MS,
+    holdMs: env.BATON_SCHEDULER_CLAIM_MS,
     backoffMs: env.BATON_SCHEDULER_BACKOFF_MS,
     partitions: env.BATON_PARTITIONS,
     batch: env.BATON_SCHEDULER_BATCH,

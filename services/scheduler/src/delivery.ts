@@ -34,16 +34,17 @@ export interface TimerDelivery {
  * idempotent. So the scheduler only has to deliver each due timer at least once, and the engine makes
  * it fire exactly once:
  *
- * 1. **Take**: one short statement claims up to `batch` due, unclaimed rows with
- *    `FOR UPDATE SKIP LOCKED` and stamps them with a lease on the database's clock
- *    (`claimed_until = clock_timestamp() + claimMs`) and a token. No row lock outlives the
- *    statement: the engine's commit deletes those rows while the tick runs.
+ * 1. **Take**: one short statement takes up to `batch` due rows no replica holds, with
+ *    `FOR UPDATE SKIP LOCKED`, and stamps them with this replica's *timer hold*: until when, on the
+ *    database's clock (`claimed_until = clock_timestamp() + holdMs`), and a token (`claim_token`;
+ *    the columns keep their first names). No row lock outlives the statement: the engine's commit
+ *    deletes those rows while the tick runs.
  * 2. **Deliver**: one `tick` per run to `engine.p<partitionOf(runId, P)>`, retried while no replica
  *    serves the partition (a hand-over), until the tick deadline (never past the caller's).
- * 3. **Settle the claims**: a run whose tick committed is released (a row still there is taken
+ * 3. **Release the holds**: a run whose tick committed is released (a row still there is taken
  *    again). A run whose tick changed nothing (the engine's clock is behind the scheduler's) or
- *    failed keeps its claim for `backoffMs` more, so it is not taken again at once. A replica that
- *    dies between take and release leaves its claims to expire after `claimMs`; then another replica
+ *    failed stays held for `backoffMs` more, so it is not taken again at once. A replica that dies
+ *    between take and release leaves its holds to expire after `holdMs`; then another replica
  *    takes the rows again, and a tick the dead replica did send finds nothing left to do.
  *
  * Wake-ups: with real time, at the next fire time, at most `pollMs` apart; with a manual clock,
@@ -61,8 +62,8 @@ export function createDelivery(deps: SchedulerDeps): TimerDelivery {
   const ms = (n: number) => sql`(${n}::double precision * interval '1 millisecond')`;
 
   /**
-   * Claims up to `batch` due rows no live claim holds; returns their run ids and the claim's token.
-   * Claims are measured by the database's clock, so every replica agrees when one ends whatever its
+   * Holds up to `batch` due rows no live timer hold has; returns their run ids and the hold's token.
+   * Holds are measured by the database's clock, so every replica agrees when one ends whatever its
    * own host's clock says.
    */
   async function take(dueBy: number): Promise<{ token: string; runIds: string[] }> {
@@ -77,15 +78,15 @@ export function createDelivery(deps: SchedulerDeps): TimerDelivery {
         for update skip locked
       )
       update ${timers} as t
-      set claimed_until = clock_timestamp() + ${ms(settings.claimMs)}, claim_token = ${token}
+      set claimed_until = clock_timestamp() + ${ms(settings.holdMs)}, claim_token = ${token}
       from due
       where t.run_id = due.run_id and t.kind = due.kind and t.step_id = due.step_id
       returning t.run_id`);
     return { token, runIds: rowsOf<{ run_id: string }>(result).map((r) => r.run_id) };
   }
 
-  /** Ends this take's claims on `runIds` (`backoff`: keeps them `backoffMs` longer instead). */
-  async function unclaim(token: string, runIds: string[], backoff: boolean): Promise<void> {
+  /** Ends this take's holds on `runIds` (`backoff`: keeps them `backoffMs` longer instead). */
+  async function release(token: string, runIds: string[], backoff: boolean): Promise<void> {
     if (runIds.length === 0) return;
     const ids = sql.join(
       runIds.map((id) => sql`${id}`),
@@ -139,10 +140,10 @@ export function createDelivery(deps: SchedulerDeps): TimerDelivery {
     await Promise.all(workers);
     const done = [...outcomes].filter(([, o]) => o === "committed").map(([id]) => id);
     const later = [...outcomes].filter(([, o]) => o !== "committed").map(([id]) => id);
-    await unclaim(token, done, false);
+    await release(token, done, false);
     // A tick that changed nothing means the engine's clock has not reached the fire time yet (or the
     // engine is unreachable): taking the row again at once would spin; leave it for a back-off.
-    await unclaim(token, later, true);
+    await release(token, later, true);
     return outcomes;
   }
 

@@ -1,16 +1,17 @@
 // Partition ownership shared by engine replicas through a NATS KV bucket.
 import type { Logger } from "@baton/kit";
 import type { JetStreamManager, KV, NatsConnection } from "nats";
-import type { Ownership } from "./ownership.ts";
+import type { PartitionOwnership } from "./ownership.ts";
 
 /**
- * Partition leases in a NATS KV bucket (ARCHITECTURE rule 5). Every replica heartbeats a member key;
- * each aims to own `ceil(P / members)` partitions, taking free ones with `create` (fails if taken) and
- * keeping its own with `update` at the last revision (fails if someone else took it). The bucket's TTL
- * ends the leases of a replica that died. Losing a lease only stops serving: writes are fenced by the
- * run's `rev` in PostgreSQL, so a replica that lost its lease cannot overwrite newer state.
+ * Partition ownership in a NATS KV bucket (ARCHITECTURE rule 5): a replica holds partition k while
+ * its key `p.<k>` in the bucket names it. Every replica heartbeats a member key; each aims to own
+ * `ceil(P / members)` partitions, taking free ones with `create` (fails if taken) and keeping its own
+ * with `update` at the last revision (fails if someone else took it). The bucket's TTL ends the hold
+ * of a replica that died. Losing a partition only stops serving it: writes are fenced by the run's
+ * `rev` in PostgreSQL, so a replica that lost one cannot overwrite newer state.
  */
-export class KvLeases implements Ownership {
+export class KvPartitionOwnership implements PartitionOwnership {
   private kv: KV | null = null;
   private jsm: JetStreamManager | null = null;
   private readonly owned = new Map<number, number>(); // partition → KV revision
@@ -27,7 +28,7 @@ export class KvLeases implements Ownership {
       partitions: number;
       /** The KV bucket, e.g. `baton_partitions` (one per namespace). */
       bucket: string;
-      /** Lease time-to-live in ms; a dead replica's partitions are free after it. */
+      /** How long a hold lasts without a heartbeat, ms; a dead replica's partitions are free after it. */
       ttlMs?: number;
       /** How often to heartbeat and rebalance, ms. */
       intervalMs?: number;
@@ -61,7 +62,7 @@ export class KvLeases implements Ownership {
         })
         .catch((error) => {
           failed = true;
-          this.options.log.warn({ err: String(error) }, "partition lease round failed");
+          this.options.log.warn({ err: String(error) }, "partition ownership round failed");
         })
         .finally(() => {
           busy = false;
@@ -69,7 +70,7 @@ export class KvLeases implements Ownership {
     }, this.options.intervalMs ?? 2_000);
   }
 
-  /** Opens the leases bucket, creating it when it does not exist. */
+  /** Opens the ownership bucket, creating it when it does not exist. */
   private async openBucket(): Promise<void> {
     const js = this.nc.jetstream();
     this.kv = await js.views.kv(this.options.bucket, { ttl: this.options.ttlMs ?? 10_000, history: 1 });
@@ -91,7 +92,7 @@ export class KvLeases implements Ownership {
         continue;
       }
       this.owned.delete(p);
-      this.options.log.warn({ partition: p }, "partition lease lost");
+      this.options.log.warn({ partition: p }, "partition ownership lost");
       await this.release?.(p);
     }
     while (this.owned.size > share) {
@@ -115,8 +116,8 @@ export class KvLeases implements Ownership {
   }
 
   /**
-   * Renews this replica's lease on partition `p` held at `revision`; returns the new revision, or
-   * null when another replica holds it now. A lease whose key is gone (it expired while NATS was
+   * Keeps this replica's hold on partition `p` at `revision`; returns the new revision, or
+   * null when another replica holds it now. A hold whose key is gone (it expired while NATS was
    * unreachable, or the bucket was lost and made again) and that nobody took is taken again at
    * once, so a blip does not hand every partition over twice. Throws when NATS cannot answer.
    */

@@ -307,7 +307,10 @@ export function replyKey(request: object): string {
   return "reply";
 }
 
-const fixed = (subject: string) => () => subject;
+/** Where a subject served by any replica of a queue group is, and who may call it. */
+function queued<Caller extends "identified" | "any">(subject: string, queue: string, caller: Caller) {
+  return { name: subject, partitioned: false as const, subject: () => subject, queue, caller };
+}
 
 /** `engine.p<k>`: writes to the runs of partition k (ARCHITECTURE rule 5). */
 const engineWrite: Contract<EngineWrite, EngineWriteReplies, true, "any"> = {
@@ -333,11 +336,7 @@ const engineWrite: Contract<EngineWrite, EngineWriteReplies, true, "any"> = {
 
 /** `engine.read`: `get_run`, `get_work`, `list_runs`. */
 const engineRead: Contract<EngineRead, EngineReadReplies> = {
-  name: SUBJECTS.engineRead,
-  partitioned: false,
-  subject: fixed(SUBJECTS.engineRead),
-  queue: QUEUES.engine,
-  caller: "identified",
+  ...queued(SUBJECTS.engineRead, QUEUES.engine, "identified"),
   request: EngineRead,
   replies: {
     get_run: toolResult(shape<RunView>()),
@@ -349,11 +348,7 @@ const engineRead: Contract<EngineRead, EngineReadReplies> = {
 
 /** `engine.journal`: a run's journal (issue #16). */
 const engineJournal: Contract<JournalRead, { reply: ToolResult<JournalPage> }> = {
-  name: SUBJECTS.engineJournal,
-  partitioned: false,
-  subject: fixed(SUBJECTS.engineJournal),
-  queue: QUEUES.engine,
-  caller: "identified",
+  ...queued(SUBJECTS.engineJournal, QUEUES.engine, "identified"),
   request: JournalRead,
   replies: { reply: toolResult(shape<JournalPage>()) },
   type: () => SUBJECTS.engineJournal,
@@ -361,11 +356,7 @@ const engineJournal: Contract<JournalRead, { reply: ToolResult<JournalPage> }> =
 
 /** `registry`: `list_processes` and the admin API's import, bind, publish (§7). */
 const registry: Contract<RegistryCall, RegistryReplies> = {
-  name: SUBJECTS.registry,
-  partitioned: false,
-  subject: fixed(SUBJECTS.registry),
-  queue: QUEUES.registry,
-  caller: "identified",
+  ...queued(SUBJECTS.registry, QUEUES.registry, "identified"),
   request: RegistryCall,
   replies: {
     list_processes: toolResult(shape<Page<ProcessSummary>>()),
@@ -379,11 +370,7 @@ const registry: Contract<RegistryCall, RegistryReplies> = {
 
 /** `registry.read`: published versions (issue #16). */
 const registryRead: Contract<RegistryRead, { reply: ToolResult<VersionList | VersionDetail> }> = {
-  name: SUBJECTS.registryRead,
-  partitioned: false,
-  subject: fixed(SUBJECTS.registryRead),
-  queue: QUEUES.registry,
-  caller: "identified",
+  ...queued(SUBJECTS.registryRead, QUEUES.registry, "identified"),
   request: RegistryRead,
   replies: { reply: toolResult(shape<VersionList | VersionDetail>()) },
   type: () => SUBJECTS.registryRead,
@@ -391,11 +378,7 @@ const registryRead: Contract<RegistryRead, { reply: ToolResult<VersionList | Ver
 
 /** `evidence`: uploads, file checks, downloads (§5). */
 const evidence: Contract<EvidenceCall, EvidenceReplies> = {
-  name: SUBJECTS.evidence,
-  partitioned: false,
-  subject: fixed(SUBJECTS.evidence),
-  queue: QUEUES.evidence,
-  caller: "identified",
+  ...queued(SUBJECTS.evidence, QUEUES.evidence, "identified"),
   request: EvidenceCall,
   replies: {
     register: toolResult(
@@ -413,11 +396,7 @@ const evidence: Contract<EvidenceCall, EvidenceReplies> = {
 
 /** `scheduler`: the manual clock's admin calls (issue #5). */
 const scheduler: Contract<SchedulerCall, SchedulerReplies, false, "any"> = {
-  name: SUBJECTS.scheduler,
-  partitioned: false,
-  subject: fixed(SUBJECTS.scheduler),
-  queue: QUEUES.scheduler,
-  caller: "any",
+  ...queued(SUBJECTS.scheduler, QUEUES.scheduler, "any"),
   request: SchedulerCall,
   replies: { advance: toolResult(ClockReply), now: toolResult(ClockReply) },
   type: (r) => `scheduler.${r.op}`,

@@ -102,6 +102,16 @@ function decodeCursor(cursor: string | undefined, arity: number): unknown[] | nu
   ]);
 }
 
+/**
+ * A page of `rows` (fetched `limit + 1`, so one more says there is a next page): the first `limit`
+ * as items, and the cursor of the last one's sort key when there are more.
+ */
+function pageOf<R, T>(rows: R[], limit: number, item: (row: R) => T, key: (row: R) => string[]): Page<T> {
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { items: page.map(item), nextCursor: rows.length > limit && last ? encodeCursor(key(last)) : null };
+}
+
 const isError = (v: unknown): v is ProtocolError => typeof v === "object" && v !== null && "code" in v;
 
 /**
@@ -135,8 +145,9 @@ export async function agentWork(
     .where(and(...conds))
     .orderBy(asc(readySteps.readySince), asc(readySteps.runId), asc(readySteps.stepId))
     .limit(limit + 1);
-  const page = rows.slice(0, limit);
-  const items = page.map(
+  return pageOf(
+    rows,
+    limit,
     (r): AgentWorkItem =>
       agentWorkItem(
         {
@@ -153,15 +164,8 @@ export async function agentWork(
         },
         now,
       ),
+    (last) => [last.readySince.toISOString(), last.runId, last.stepId],
   );
-  const last = page[page.length - 1];
-  return {
-    items,
-    nextCursor:
-      rows.length > limit && last
-        ? encodeCursor([last.readySince.toISOString(), last.runId, last.stepId])
-        : null,
-  };
 }
 
 /**
@@ -205,8 +209,9 @@ export async function personWork(
     .where(and(...conds))
     .orderBy(asc(workItems.createdAt), asc(workItems.runId), asc(workItems.workItemId))
     .limit(limit + 1);
-  const page = rows.slice(0, limit);
-  const items = page.map(
+  return pageOf(
+    rows,
+    limit,
     (r): PersonWorkItem => ({
       runId: r.runId,
       process: r.process,
@@ -214,15 +219,8 @@ export async function personWork(
       mode: r.mode as "live" | "test",
       workItem: withSnapshot(r.item as WorkItem, r.snapshot),
     }),
+    (last) => [last.createdAt.toISOString(), last.runId, last.workItemId],
   );
-  const last = page[page.length - 1];
-  return {
-    items,
-    nextCursor:
-      rows.length > limit && last
-        ? encodeCursor([last.createdAt.toISOString(), last.runId, last.workItemId])
-        : null,
-  };
 }
 
 /**
@@ -262,10 +260,10 @@ export async function listRuns(
     .where(and(...conds))
     .orderBy(sql`${runs.startedAt} desc`, sql`${runs.id} desc`)
     .limit(limit + 1);
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  return {
-    items: page.map((r) => ({
+  return pageOf(
+    rows,
+    limit,
+    (r): RunSummary => ({
       id: r.id,
       process: r.process,
       version: r.version,
@@ -274,7 +272,7 @@ export async function listRuns(
       startedAt: r.startedAt.toISOString(),
       updatedAt: r.updatedAt.toISOString(),
       inputs: r.inputs,
-    })),
-    nextCursor: rows.length > limit && last ? encodeCursor([last.startedAt.toISOString(), last.id]) : null,
-  };
+    }),
+    (last) => [last.startedAt.toISOString(), last.id],
+  );
 }

@@ -171,7 +171,12 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
     }
     const context: CallContext = { problems: argumentProblems(body), badArguments: new Map() };
     reply.hijack();
-    await mcp.handle(request.raw, reply.raw, body.value, auth.token, auth.identity, context);
+    await mcp.handle(request.raw, reply.raw, {
+      body: body.value,
+      token: auth.token,
+      identity: auth.identity,
+      context,
+    });
     return reply;
   });
   const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
@@ -293,7 +298,12 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
   app.get<{ Params: { id: string } }>("/files/:id", async (request, reply) => {
     const { id } = request.params;
     const q = request.query as { org?: string; exp?: string; sig?: string };
-    if (!q.org || !q.exp || !q.sig || !fileUrls.check(q.org, id, Number(q.exp), q.sig, clock.now())) {
+    if (
+      !q.org ||
+      !q.exp ||
+      !q.sig ||
+      !fileUrls.check(id, { org: q.org, exp: Number(q.exp), sig: q.sig }, clock.now())
+    ) {
       return reply
         .code(403)
         .send({ error: "this file link is not valid or has expired; read the run again for a fresh url" });

@@ -9,6 +9,7 @@ import { z } from "zod";
 import { EngineConfigSchema } from "../services/engine/src/config.ts";
 import { EvidenceConfigSchema } from "../services/evidence/src/config.ts";
 import { GatewayConfigSchema } from "../services/gateway/src/config.ts";
+import { NotifierConfigSchema } from "../services/notifier/src/config.ts";
 import { RegistryConfigSchema } from "../services/registry/src/config.ts";
 import { SchedulerConfigSchema } from "../services/scheduler/src/config.ts";
 
@@ -18,6 +19,7 @@ const SERVICES: [string, z.ZodType][] = [
   ["engine", EngineConfigSchema],
   ["evidence", EvidenceConfigSchema],
   ["scheduler", SchedulerConfigSchema],
+  ["notifier", NotifierConfigSchema],
 ];
 
 /** The Markdown reference. */

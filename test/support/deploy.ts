@@ -151,7 +151,14 @@ function stopChild(child: ChildProcess, timeoutMs = 10_000): Promise<void> {
 
 /** `baton dev --port 0 --data-dir <tmp>` as a child process, as the README starts it. */
 export async function startEmbedded(
-  options: { clock?: "manual"; dataDir?: string } = {},
+  options: {
+    clock?: "manual";
+    dataDir?: string;
+    /** More `baton dev` arguments, e.g. `--smtp <url>`. */
+    args?: string[];
+    /** More environment, e.g. `BATON_OPERATORS_EMAIL`. */
+    env?: Record<string, string>;
+  } = {},
 ): Promise<Deployment> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "baton-dev-"));
   const logFile = join(dataDir, "test.log");
@@ -164,11 +171,12 @@ export async function startEmbedded(
     "--data-dir",
     dataDir,
     ...(options.clock ? ["--clock", options.clock] : []),
+    ...(options.args ?? []),
   ];
   const child = spawn(NODE, [...TSX_IMPORT, ...args], {
     cwd: REPO,
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, BATON_LOG_LEVEL: "warn" },
+    env: { ...process.env, BATON_LOG_LEVEL: "warn", ...options.env },
   });
   child.stderr?.pipe(log);
   const m = await waitForLine(child, /MCP endpoint: (\S+)\nConsole: (\S+)\n/, 60_000);

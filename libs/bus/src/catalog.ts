@@ -5,16 +5,20 @@ import {
   ClaimArgs,
   type ClaimResult,
   DecideArgs,
+  type DeliveryList,
+  type DeliveryView,
   type DraftView,
   EscalateArgs,
   FileCheck,
   FileMeta,
   GetRunArgs,
   GetWorkArgs,
+  type GroupEmail,
   type JournalPage,
   JournalQuery,
   ListProcessesArgs,
   ListRunsArgs,
+  NotifierCall,
   type Page,
   type PersonWorkItem,
   type ProcessSummary,
@@ -33,6 +37,9 @@ import {
   type VersionDetail,
   type VersionList,
   VersionsQuery,
+  type WebhookCreated,
+  type WebhookList,
+  type WebhookView,
 } from "@baton/protocol";
 import { z } from "zod";
 
@@ -49,6 +56,7 @@ import { z } from "zod";
  * | `registry.read` | any registry replica (queue `registry`) | {@link RegistryRead} |
  * | `evidence` | any evidence replica (queue `evidence`) | {@link EvidenceCall} |
  * | `scheduler` | any scheduler replica (queue `scheduler`) | {@link SchedulerCall} |
+ * | `notifier` | any notifier replica (queue `notifier`) | {@link NotifierCall} |
  * | `events.<org>.<type>` | the JetStream events stream | domain events |
  *
  * Subjects here are logical: the NATS transport puts its namespace in front (`baton.engine.p3`), so
@@ -62,6 +70,7 @@ export const SUBJECTS = {
   scheduler: "scheduler",
   registryRead: "registry.read",
   engineJournal: "engine.journal",
+  notifier: "notifier",
   event: (org: string, type: string) => `events.${encodeURIComponent(org).replace(/[.%*>]/g, "_")}.${type}`,
 } as const;
 
@@ -71,6 +80,7 @@ export const QUEUES = {
   registry: "registry",
   evidence: "evidence",
   scheduler: "scheduler",
+  notifier: "notifier",
 } as const;
 
 /**
@@ -251,6 +261,20 @@ export interface SchedulerReplies {
   now: ToolResult<ClockReply>;
 }
 
+export { NotifierCall };
+
+/** What each {@link NotifierCall} is answered with (the notifier's admin shapes, `@baton/protocol`). */
+export interface NotifierReplies {
+  webhook_add: ToolResult<WebhookCreated>;
+  webhook_list: ToolResult<WebhookList>;
+  webhook_remove: ToolResult<WebhookView>;
+  webhook_deliveries: ToolResult<DeliveryList>;
+  run_deliveries: ToolResult<DeliveryList>;
+  redeliver: ToolResult<DeliveryView>;
+  group_email: ToolResult<GroupEmail>;
+  group_emails: ToolResult<{ groups: GroupEmail[] }>;
+}
+
 /**
  * One subject's contract (CONVENTIONS: "a catalog of subjects that maps each to its request and
  * reply schema"). `Req` is the request; `Replies` maps each kind of request (its `tool` or `op`, or
@@ -402,6 +426,24 @@ const scheduler: Contract<SchedulerCall, SchedulerReplies, false, "any"> = {
   type: (r) => `scheduler.${r.op}`,
 };
 
+/** `notifier`: webhook subscriptions, group mailing addresses, the record of deliveries (issue #11). */
+const notifier: Contract<NotifierCall, NotifierReplies> = {
+  ...queued(SUBJECTS.notifier, QUEUES.notifier, "identified"),
+  request: NotifierCall,
+  replies: {
+    webhook_add: toolResult(shape<WebhookCreated>()),
+    webhook_list: toolResult(shape<WebhookList>()),
+    webhook_remove: toolResult(shape<WebhookView>()),
+    webhook_deliveries: toolResult(shape<DeliveryList>()),
+    run_deliveries: toolResult(shape<DeliveryList>()),
+    redeliver: toolResult(shape<DeliveryView>()),
+    group_email: toolResult(shape<GroupEmail>()),
+    group_emails: toolResult(shape<{ groups: GroupEmail[] }>()),
+  },
+  // One type for every call, as the gateway named them before the contract.
+  type: () => SUBJECTS.notifier,
+};
+
 /** Every subject's contract, by the name services use. */
 export const CONTRACTS = {
   engineWrite,
@@ -411,4 +453,5 @@ export const CONTRACTS = {
   registryRead,
   evidence,
   scheduler,
+  notifier,
 } as const;

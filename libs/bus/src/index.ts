@@ -25,6 +25,8 @@ export {
   EvidenceCall,
   type EvidenceReplies,
   JournalRead,
+  NotifierCall,
+  type NotifierReplies,
   QUEUES,
   RegistryCall,
   RegistryRead,

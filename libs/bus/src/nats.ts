@@ -77,9 +77,10 @@ export class NatsBus implements Bus {
 
   /**
    * Creates the events stream unless it exists: at start, and again whenever a publish finds it
-   * gone (deleted, or lost with the JetStream store), so the outbox relay carries on (issue #8).
+   * gone (deleted, or lost with the JetStream store), so the outbox relay carries on (issue #8). The
+   * notifier calls it too before it makes its durable consumer again.
    */
-  private async ensureEventsStream(): Promise<void> {
+  async ensureEventsStream(): Promise<void> {
     const jsm = await this.connection.jetstreamManager();
     const stream = eventsStream(this.namespace);
     try {

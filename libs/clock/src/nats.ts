@@ -44,8 +44,12 @@ function decodeState(bytes: Uint8Array | undefined): ManualClockState | null {
 
 const encodeState = (state: ManualClockState) => encoder.encode(JSON.stringify(state));
 
-/** The clock bucket's settings: one value, no history. */
-const BUCKET_OPTIONS = { history: 1 } as const;
+/**
+ * The clock bucket's settings: one value, no history, read with direct gets. Never read it with
+ * `STREAM.MSG.GET` (a KV bound without `allow_direct`): that request ends nats-server 2.9 when it
+ * reaches a bucket that is being made again (issue #8), which is exactly when services read it.
+ */
+const BUCKET_OPTIONS = { history: 1, allow_direct: true } as const;
 
 /** How often a {@link NatsClock} re-reads the shared time even when nothing announced a move, ms. */
 export const NATS_CLOCK_RESYNC_MS = 2_000;
@@ -146,7 +150,7 @@ export class NatsClock implements Clock, ClockMover {
     // short reads rather than wait out the default 5 s JetStream timeout once.
     const reader = await nc
       .jetstream({ timeout: SYNC_READ_TIMEOUT_MS })
-      .views.kv(NatsClock.bucket(bus.namespace), { bindOnly: true });
+      .views.kv(NatsClock.bucket(bus.namespace), { bindOnly: true, allow_direct: true });
     clock = new NatsClock({ bus, kv, reader, sub, start: Math.max(stored, early) });
     clock.follow(options.resyncMs ?? NATS_CLOCK_RESYNC_MS);
     return clock;

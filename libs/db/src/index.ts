@@ -2,7 +2,11 @@ export { connectPostgres, type Database, type Db, openEmbedded, type PostgresOpt
 export {
   drafts,
   files,
+  groupEmails,
   idempotency,
+  notificationAttempts,
+  notificationDeliveries,
+  notificationEvents,
   outbox,
   processVersions,
   readySteps,
@@ -10,5 +14,6 @@ export {
   runs,
   settings,
   timers,
+  webhookSubscriptions,
   workItems,
 } from "./schema.ts";

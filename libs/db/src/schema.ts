@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import {
   bigint,
   bigserial,
+  boolean,
   index,
   integer,
   jsonb,
@@ -9,6 +10,7 @@ import {
   primaryKey,
   text,
   timestamp,
+  uniqueIndex,
 } from "drizzle-orm/pg-core";
 
 /**
@@ -230,3 +232,125 @@ export const settings = pgTable("settings", {
   key: text("key").primaryKey(),
   value: jsonb("value").notNull(),
 });
+
+/**
+ * Webhook subscriptions (issue #11): one organization's receiver, the domain event types it wants
+ * (`null`: all) and its own signing secret (Standard Webhooks `whsec_…`, never returned after creation).
+ * `state`: `active`, `disabled` (the receiver answered 410 Gone) or `removed` (kept for the deliveries'
+ * history, secret wiped).
+ */
+export const webhookSubscriptions = pgTable(
+  "webhook_subscriptions",
+  {
+    id: text("id").primaryKey(),
+    org: text("org").notNull(),
+    url: text("url").notNull(),
+    events: jsonb("events").$type<string[] | null>(),
+    includeTestRuns: boolean("include_test_runs").notNull(),
+    secret: text("secret").notNull(),
+    state: text("state").notNull(),
+    createdBy: text("created_by").notNull(),
+    createdAt: ts("created_at").notNull(),
+    /** When it was disabled or removed, on the injected clock. */
+    endedAt: ts("ended_at"),
+  },
+  (t) => [index("webhook_subscriptions_org").on(t.org, t.createdAt)],
+);
+
+/** A group's mailing address (issue #11 `baton group email`); a group without one gets no mail. */
+export const groupEmails = pgTable(
+  "group_emails",
+  {
+    org: text("org").notNull(),
+    groupId: text("group_id").notNull(),
+    address: text("address").notNull(),
+    updatedBy: text("updated_by").notNull(),
+    updatedAt: ts("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.org, t.groupId] })],
+);
+
+/**
+ * Domain events the notifier has fanned out, one row per outbox id (issue #11): the first replica to
+ * insert it creates the event's deliveries; a redelivered or replayed event finds it and creates
+ * nothing. `data` is the webhook payload's `data`, built once so every attempt sends the same bytes.
+ */
+export const notificationEvents = pgTable(
+  "notification_events",
+  {
+    eventId: bigint("event_id", { mode: "number" }).primaryKey(),
+    org: text("org").notNull(),
+    type: text("type").notNull(),
+    runId: text("run_id").notNull(),
+    mode: text("mode").notNull(),
+    /** The event's time, on the injected clock. */
+    at: ts("at").notNull(),
+    data: jsonb("data").$type<Record<string, unknown>>().notNull(),
+    receivedAt: ts("received_at").notNull(),
+  },
+  (t) => [index("notification_events_run").on(t.org, t.runId)],
+);
+
+/**
+ * One delivery per (event, destination) whatever the bus does (issue #11). `destination` is
+ * `webhook:<subscription id>` or `mail:<address>`. `state`: `pending` (to send at `next_attempt_at`,
+ * injected clock), `delivered`, `dead` (gave up, or the subscription went away; an operator may send
+ * it again), `suppressed` (a test run: recorded, never sent, §3 test mode) or `cancelled` (its
+ * subscription was removed). `held_until`/`hold_token` are a replica's hold while it sends, measured
+ * by PostgreSQL's clock like the scheduler's timer holds.
+ */
+export const notificationDeliveries = pgTable(
+  "notification_deliveries",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    eventId: bigint("event_id", { mode: "number" }).notNull(),
+    destination: text("destination").notNull(),
+    org: text("org").notNull(),
+    channel: text("channel").notNull(),
+    subscriptionId: text("subscription_id"),
+    address: text("address"),
+    runId: text("run_id").notNull(),
+    type: text("type").notNull(),
+    state: text("state").notNull(),
+    /** Attempts made so far. */
+    attempts: integer("attempts").notNull(),
+    nextAttemptAt: ts("next_attempt_at"),
+    /** When retrying stops (`dead`), on the injected clock. */
+    giveUpAt: ts("give_up_at").notNull(),
+    heldUntil: ts("held_until"),
+    holdToken: text("hold_token"),
+    /** A mail's rendered message (`{ to, subject, text }`); null for a webhook. */
+    message: jsonb("message").$type<{ to: string; subject: string; text: string } | null>(),
+    /** Why it is suppressed or dead, in words. */
+    reason: text("reason"),
+    createdAt: ts("created_at").notNull(),
+    deliveredAt: ts("delivered_at"),
+  },
+  (t) => [
+    uniqueIndex("notification_deliveries_pair").on(t.eventId, t.destination),
+    index("notification_deliveries_due").on(t.nextAttemptAt).where(sql`${t.state} = 'pending'`),
+    index("notification_deliveries_subscription").on(t.subscriptionId, t.id),
+    index("notification_deliveries_run").on(t.org, t.runId, t.id),
+  ],
+);
+
+/** Every attempt of a delivery (issue #11 `baton webhook deliveries`): time, outcome, response code, next retry. */
+export const notificationAttempts = pgTable(
+  "notification_attempts",
+  {
+    deliveryId: bigint("delivery_id", { mode: "number" }).notNull(),
+    n: integer("n").notNull(),
+    /** When it was made, on the injected clock. */
+    at: ts("at").notNull(),
+    /** `ok`, `failed`, `gone` (410), `refused` (the target resolved to a forbidden address). */
+    status: text("status").notNull(),
+    /** The HTTP status, or the SMTP reply code; null when no answer came. */
+    responseCode: integer("response_code"),
+    error: text("error"),
+    durationMs: integer("duration_ms").notNull(),
+    /** When the next attempt is due (injected clock); null when none follows. */
+    nextRetryAt: ts("next_retry_at"),
+    replica: text("replica").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.deliveryId, t.n] })],
+);

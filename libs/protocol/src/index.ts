@@ -41,6 +41,20 @@ export { FileCheck, FileMeta } from "./files.ts";
 export type { Identity } from "./identity.ts";
 export { FILE_ID_PATTERN, fnv1a32, partitionOf, RUN_ID_PATTERN } from "./ids.ts";
 export {
+  type AttemptView,
+  type DeliveryList,
+  type DeliveryView,
+  type GroupEmail,
+  NOTIFICATION_EVENT_TYPES,
+  type NotificationEventType,
+  NotifierCall,
+  notifierCallRefusal,
+  WEBHOOK_ID_PATTERN,
+  type WebhookCreated,
+  type WebhookList,
+  type WebhookView,
+} from "./notifications.ts";
+export {
   type AgentWorkItem,
   type AssignedTo,
   type ClaimedStep,

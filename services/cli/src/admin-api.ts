@@ -1,5 +1,5 @@
 /**
- * The admin HTTP API (`/api`) as the CLI calls it: `baton publish` and `baton clock`.
+ * The admin HTTP API (`/api`) as the CLI calls it: `baton publish`, `baton clock`, `baton webhook` and `baton group`.
  */
 
 interface ApiReply<T> {
@@ -28,7 +28,7 @@ export interface AdminTarget {
 
 /** One admin API request: `body` is sent as JSON; `timeoutMs` (default 60 s) guards a hung connection. */
 export interface AdminRequest {
-  method: "GET" | "POST" | "PUT";
+  method: "GET" | "POST" | "PUT" | "DELETE";
   path: string;
   body?: unknown;
   timeoutMs?: number;

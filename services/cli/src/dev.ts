@@ -12,6 +12,7 @@ import { startEngine } from "@baton/engine-service";
 import { startEvidence } from "@baton/evidence";
 import { startGateway } from "@baton/gateway";
 import { createLogger, type Logger } from "@baton/kit";
+import { devMailDir, devNotifierSettings, startNotifier } from "@baton/notifier";
 import { iso } from "@baton/process";
 import { DEFAULTS, type Identity } from "@baton/protocol";
 import { startRegistry } from "@baton/registry";
@@ -26,6 +27,8 @@ export interface DevOptions {
   clock: "real" | "manual";
   /** Publish the samples in `fixtures/` (on by default). */
   samples: boolean;
+  /** The SMTP server mail goes through (`--smtp`); default `BATON_SMTP_URL`, else `.eml` files in `<data-dir>/mail`. */
+  smtp?: string;
   log?: Logger;
 }
 
@@ -154,6 +157,18 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
     { ...SCHEDULER_DEFAULTS, replicaId: "dev", partitions: DEFAULTS.partitions, clockOrg: DEFAULT_ORG },
     { db, bus, clock, mover, log },
   );
+  // Reads the outbox table itself, so a crash loses no notification (issue #11).
+  const notifier = await startNotifier(
+    devNotifierSettings(process.env, { publicUrl, ...(options.smtp ? { smtpUrl: options.smtp } : {}) }),
+    {
+      db,
+      bus,
+      clock,
+      log,
+      mailDir: devMailDir(dir),
+      ...(mover ? { watchClock: (listener: (now: number) => void) => mover.onChange(listener) } : {}),
+    },
+  );
   const gateway = await startGateway(
     {
       host: "127.0.0.1",
@@ -197,6 +212,7 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
       stopped = true;
       // Requests in flight get their answer before the services behind them stop.
       await gateway.stop();
+      await notifier.stop();
       await scheduler.stop();
       await engine.stop();
       await evidence.stop();

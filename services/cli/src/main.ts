@@ -1,5 +1,15 @@
 import { parseArgs } from "node:util";
 import { advanceClock, advanceDuration, clockNow } from "./clock.ts";
+import {
+  addWebhook,
+  formatDeliveries,
+  formatWebhooks,
+  listWebhooks,
+  redeliver,
+  removeWebhook,
+  setGroupEmail,
+  webhookDeliveries,
+} from "./notify.ts";
 import { publishFolder } from "./publish.ts";
 import { consoleLink, DEFAULT_ORG, DEFAULT_PORT, devToken, mcpUrl, serverUrl } from "./token.ts";
 import { formatValidated, validatePaths } from "./validate.ts";
@@ -7,10 +17,12 @@ import { formatValidated, validatePaths } from "./validate.ts";
 const USAGE = `baton — a server for the Agent Process protocol (core-2)
 
 Usage:
-  baton dev [--port N] [--data-dir DIR] [--clock manual]
+  baton dev [--port N] [--data-dir DIR] [--clock manual] [--smtp URL]
       Every service in one process, PostgreSQL embedded (PGlite) in DIR (default ./.baton).
       Publishes the samples in fixtures/ and prints "MCP endpoint: <url>" and "Console: <url>/ui/".
-  baton serve <gateway|registry|engine|evidence|scheduler>
+      Mail goes through the SMTP server at URL (or BATON_SMTP_URL); without one, each mail is
+      written to DIR/mail/ as an .eml file. Webhooks may target http:// and private addresses.
+  baton serve <gateway|registry|engine|evidence|scheduler|notifier>
       One service over NATS and PostgreSQL, configured by environment (see docs/configuration.md).
   baton token agent <id> [--data-dir DIR] [--org O] [--url URL]
   baton token person <email> [--groups g1,g2] [--operator] [--console] [--data-dir DIR] [--org O] [--url URL]
@@ -26,6 +38,15 @@ Usage:
       Prints the server's time, and "manual" when its clock is manual.
   baton validate <PROCESS.md or folder>… [--json]
       Prints every issue as path:line:col: message; exits 1 when any.
+  baton webhook add <target-url> [--events t1,t2] [--include-test-runs] [--json] [--url URL] [--token T] [--data-dir DIR] [--org O]
+      Subscribes target-url to the organization's events (default: all types; test runs only with
+      --include-test-runs). Prints "<id> <secret>" (the secret is shown this once), or with --json
+      {"id": …, "secret": …}. Payloads are signed the Standard Webhooks way with that secret.
+  baton webhook list | remove <id> | deliveries <id> [--limit N] | redeliver <delivery-id>  [--json] [--url URL] [--token T] [--data-dir DIR] [--org O]
+      Lists subscriptions; removes one; shows its deliveries with every attempt (time, status,
+      response code, next retry); sends a dead delivery again (same webhook-id).
+  baton group email <group> <address> | <group> --remove  [--url URL] [--token T] [--data-dir DIR] [--org O]
+      Sets (or removes) the group's mailing address: its work items and overdue notices are mailed there.
 `;
 
 function fail(message: string, code = 2): never {
@@ -41,6 +62,7 @@ async function dev(argv: string[]) {
       "data-dir": { type: "string", default: ".baton" },
       clock: { type: "string", default: "real" },
       "no-samples": { type: "boolean", default: false },
+      smtp: { type: "string" },
     },
   });
   const port = Number(values.port);
@@ -55,6 +77,7 @@ async function dev(argv: string[]) {
     dataDir: values["data-dir"],
     clock: values.clock,
     samples: !values["no-samples"],
+    ...(values.smtp ? { smtp: values.smtp } : {}),
   });
   process.stdout.write(`MCP endpoint: ${server.url}\nConsole: ${server.info.publicUrl}/ui/\n`);
   const stop = async (signal: string) => {
@@ -148,7 +171,9 @@ async function serve(argv: string[]) {
   const { SERVICES, serve: serveOne } = await import("./serve.ts");
   const name = SERVICES.find((s) => s === service);
   if (!name)
-    fail(`baton serve ${service ?? ""}: name a service: gateway, registry, engine, evidence or scheduler`);
+    fail(
+      `baton serve ${service ?? ""}: name a service: gateway, registry, engine, evidence, scheduler or notifier`,
+    );
   return serveOne(name);
 }
 
@@ -196,6 +221,89 @@ async function clock(argv: string[]) {
   process.stdout.write(`${advanced.now}\n`);
 }
 
+const TARGET_OPTIONS = {
+  url: { type: "string" },
+  token: { type: "string" },
+  "data-dir": { type: "string", default: ".baton" },
+  org: { type: "string", default: DEFAULT_ORG },
+  json: { type: "boolean", default: false },
+} as const;
+
+const print = (json: boolean, value: unknown, text: string) =>
+  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${text}\n`);
+
+/** `baton webhook add|list|remove|deliveries|redeliver` (issue #11). */
+async function webhook(argv: string[]) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      ...TARGET_OPTIONS,
+      events: { type: "string" },
+      "include-test-runs": { type: "boolean", default: false },
+      limit: { type: "string" },
+    },
+  });
+  const [sub, arg, ...extra] = positionals;
+  const usage =
+    "usage: baton webhook add <target-url> [--events t1,t2] [--include-test-runs] | list | remove <id> | deliveries <id> | redeliver <delivery-id>";
+  if (extra.length > 0) fail(usage);
+  switch (sub) {
+    case "add": {
+      if (!arg) fail("usage: baton webhook add <target-url> [--events t1,t2] [--include-test-runs] [--json]");
+      const events =
+        values.events === undefined
+          ? null
+          : values.events
+              .split(",")
+              .map((e) => e.trim())
+              .filter(Boolean);
+      const made = await addWebhook(await adminTarget(values), arg, events, values["include-test-runs"]);
+      return print(values.json, { id: made.id, secret: made.secret }, `${made.id} ${made.secret}`);
+    }
+    case "list": {
+      if (arg) fail(usage);
+      const list = await listWebhooks(await adminTarget(values));
+      return print(values.json, list, formatWebhooks(list));
+    }
+    case "remove": {
+      if (!arg) fail("usage: baton webhook remove <id>");
+      const removed = await removeWebhook(await adminTarget(values), arg);
+      return print(values.json, removed, `${arg} removed`);
+    }
+    case "deliveries": {
+      if (!arg) fail("usage: baton webhook deliveries <id> [--limit N]");
+      const limit = values.limit === undefined ? undefined : Number(values.limit);
+      if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > 500))
+        fail("--limit takes a whole number from 1 to 500");
+      const list = await webhookDeliveries(await adminTarget(values), arg, limit);
+      return print(values.json, list, formatDeliveries(list));
+    }
+    case "redeliver": {
+      if (!arg || !/^\d+$/.test(arg))
+        fail("usage: baton webhook redeliver <delivery-id> (a number from baton webhook deliveries)");
+      const again = await redeliver(await adminTarget(values), arg);
+      return print(values.json, again, `${again.id} ${again.state}`);
+    }
+    default:
+      fail(usage);
+  }
+}
+
+/** `baton group email <group> <address>` (issue #11). */
+async function group(argv: string[]) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { ...TARGET_OPTIONS, remove: { type: "boolean", default: false } },
+  });
+  const [sub, name, address, ...extra] = positionals;
+  const usage = "usage: baton group email <group> <address> | baton group email <group> --remove";
+  if (sub !== "email" || !name || extra.length > 0 || (address === undefined) !== values.remove) fail(usage);
+  const set = await setGroupEmail(await adminTarget(values), name, address ?? null);
+  return print(values.json, set, `${set.group} ${set.address ?? "(no mailing address)"}`);
+}
+
 async function main() {
   const [command, ...rest] = process.argv.slice(2);
   switch (command) {
@@ -213,6 +321,10 @@ async function main() {
       return validate(rest);
     case "clock":
       return clock(rest);
+    case "webhook":
+      return webhook(rest);
+    case "group":
+      return group(rest);
     case undefined:
     case "help":
     case "--help":

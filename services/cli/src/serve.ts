@@ -6,7 +6,7 @@ import { connectPostgres, type Database } from "@baton/db";
 import { createLogger, parseEnv, type Running, untilSignal } from "@baton/kit";
 
 /** The services `baton serve` runs. */
-export const SERVICES = ["gateway", "registry", "engine", "evidence", "scheduler"] as const;
+export const SERVICES = ["gateway", "registry", "engine", "evidence", "scheduler", "notifier"] as const;
 export type ServiceName = (typeof SERVICES)[number];
 
 /** What every service's environment has: where NATS is, its namespace and clock, how much to log. */
@@ -109,6 +109,17 @@ export async function serve(name: ServiceName, processEnv: NodeJS.ProcessEnv = p
       const env = parseEnv(SchedulerConfigSchema, processEnv, name);
       return run(name, env, (e, infra) =>
         startScheduler(schedulerSettings(e), { ...infra, db: required(infra.database, "DATABASE_URL").db }),
+      );
+    }
+    case "notifier": {
+      const { NotifierConfigSchema, startNotifier } = await import("@baton/notifier");
+      const env = parseEnv(NotifierConfigSchema, processEnv, name);
+      return run(name, env, (e, { mover, ...infra }) =>
+        startNotifier(e, {
+          ...infra,
+          db: required(infra.database, "DATABASE_URL").db,
+          ...(mover ? { watchClock: (listener: (now: number) => void) => mover.onChange(listener) } : {}),
+        }),
       );
     }
     default: {

@@ -4,7 +4,14 @@ import { type Bus, CONTRACTS, call } from "@baton/bus";
 import type { Clock } from "@baton/clock";
 import type { Logger } from "@baton/kit";
 import { textProblem } from "@baton/process";
-import { fail, type Identity, protocolError, type ToolResult } from "@baton/protocol";
+import {
+  fail,
+  type Identity,
+  NotifierCall,
+  notifierCallRefusal,
+  protocolError,
+  type ToolResult,
+} from "@baton/protocol";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { registerAdminReads } from "./admin-reads.ts";
 import { ARGUMENTS, argumentProblems, type ParsedBody, parseBody } from "./body.ts";
@@ -289,6 +296,58 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
       return call(bus, CONTRACTS.scheduler, { op: "advance", ms, ...requestId }, as);
     });
   });
+
+  // The notifier (issue #11): webhook subscriptions, group mailing addresses and the record of
+  // deliveries. Values as sent, checked here by the notifier's own schema (`invalid` with every
+  // issue), so the notifier never sees a call it would refuse.
+  const notifier = (request: FastifyRequest, reply: FastifyReply, payload: () => Record<string, unknown>) =>
+    admin(request, reply, async (as) => {
+      const parsed = NotifierCall.safeParse(payload());
+      if (!parsed.success) return fail(notifierCallRefusal(parsed.error.issues));
+      return call(bus, CONTRACTS.notifier, parsed.data, as);
+    });
+  const param = (request: FastifyRequest, name: string) => (request.params as Record<string, string>)[name];
+  const whole = (value: string | undefined) =>
+    value !== undefined && /^\d{1,15}$/.test(value) ? Number(value) : value;
+  app.post("/api/webhooks", (request, reply) =>
+    notifier(request, reply, () => {
+      const body = jsonBody(request);
+      return {
+        op: "webhook_add",
+        url: body.url,
+        events: body.events ?? null,
+        includeTestRuns: body.includeTestRuns ?? false,
+      };
+    }),
+  );
+  app.get("/api/webhooks", (request, reply) => notifier(request, reply, () => ({ op: "webhook_list" })));
+  app.delete("/api/webhooks/:id", (request, reply) =>
+    notifier(request, reply, () => ({ op: "webhook_remove", id: param(request, "id") })),
+  );
+  app.get("/api/webhooks/:id/deliveries", (request, reply) =>
+    notifier(request, reply, () => {
+      const limit = whole((request.query as { limit?: string }).limit);
+      return {
+        op: "webhook_deliveries",
+        id: param(request, "id"),
+        ...(limit === undefined ? {} : { limit }),
+      };
+    }),
+  );
+  app.get("/api/runs/:id/deliveries", (request, reply) =>
+    notifier(request, reply, () => ({ op: "run_deliveries", runId: param(request, "id") })),
+  );
+  app.post("/api/deliveries/:id/redeliver", (request, reply) =>
+    notifier(request, reply, () => ({ op: "redeliver", deliveryId: whole(param(request, "id")) })),
+  );
+  app.put("/api/groups/:group/email", (request, reply) =>
+    notifier(request, reply, () => ({
+      op: "group_email",
+      group: param(request, "group"),
+      address: jsonBody(request).address ?? null,
+    })),
+  );
+  app.get("/api/groups/emails", (request, reply) => notifier(request, reply, () => ({ op: "group_emails" })));
 
   // Versions and journals for anyone in the organization, and the web console (issue #16).
   registerAdminReads(app, { bus, clock, log, fileUrls, callTimeoutMs: settings.callTimeoutMs, authenticate });

@@ -1,6 +1,13 @@
 // Partition ownership shared by engine replicas through a NATS KV bucket.
 import type { Logger } from "@baton/kit";
-import type { JetStreamManager, KV, NatsConnection } from "nats";
+import {
+  ErrorCode,
+  type JetStreamManager,
+  type KV,
+  type NatsConnection,
+  NatsError,
+  type StoredMsg,
+} from "nats";
 import type { PartitionOwnership } from "./ownership.ts";
 
 /**
@@ -10,16 +17,34 @@ import type { PartitionOwnership } from "./ownership.ts";
  * with `update` at the last revision (fails if someone else took it). The bucket's TTL ends the hold
  * of a replica that died. Losing a partition only stops serving it: writes are fenced by the run's
  * `rev` in PostgreSQL, so a replica that lost one cannot overwrite newer state.
+ *
+ * A blip never ends partition ownership (issue #8): a round that fails (NATS unreachable or slow, the bucket
+ * lost or being made again), the first one included, is logged and retried on the next tick, after
+ * opening the bucket again (which makes it when it is gone). The bucket is read with direct gets
+ * only: the other reads (`STREAM.MSG.GET`, stream info with a subjects filter) end nats-server 2.9
+ * when they reach a stream that is being made (a nil store), which is exactly when a lost bucket is.
  */
+/**
+ * Direct gets (`$JS.API.DIRECT.GET`), which nats.js 2.29's manager has (its KV reads use them) but
+ * does not declare.
+ */
+type WithDirectGets = JetStreamManager & {
+  direct: { getMessage(stream: string, query: { seq: number; next_by_subj: string }): Promise<StoredMsg> };
+};
+
 export class KvPartitionOwnership implements PartitionOwnership {
   private kv: KV | null = null;
-  private jsm: JetStreamManager | null = null;
+  private jsm: WithDirectGets | null = null;
   private readonly owned = new Map<number, number>(); // partition → KV revision
   private timer: NodeJS.Timeout | null = null;
   private acquire: ((p: number) => Promise<void>) | null = null;
   private release: ((p: number) => Promise<void>) | null = null;
   private running: Promise<void> = Promise.resolve();
   private stopped = false;
+  /** The last round failed (or none ran yet): the next one opens the bucket first. */
+  private failed = true;
+  /** A round is running or queued. */
+  private busy = false;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -36,44 +61,54 @@ export class KvPartitionOwnership implements PartitionOwnership {
     },
   ) {}
 
+  /**
+   * Runs a first round, then one every `intervalMs`. Resolves once the first round ended, whether
+   * it took this replica's share or failed (then the next tick tries again); never rejects.
+   */
   async start(
     onAcquire: (p: number) => Promise<void>,
     onRelease: (p: number) => Promise<void>,
   ): Promise<void> {
     this.acquire = onAcquire;
     this.release = onRelease;
-    this.jsm = await this.nc.jetstreamManager();
-    await this.openBucket();
-    await this.tick();
-    let failed = false;
-    let busy = false;
     this.timer = setInterval(() => {
       // A round waiting on an unreachable NATS is not joined by more: they would run back to back
       // when it is back.
-      if (busy) return;
-      busy = true;
-      this.running = this.running
-        .then(async () => {
-          // After a failed round the bucket may be gone (deleted, or lost with the JetStream
-          // store): make it again, with the same settings, before this round needs it.
-          if (failed) await this.openBucket();
-          await this.tick();
-          failed = false;
-        })
-        .catch((error) => {
-          failed = true;
-          this.options.log.warn({ err: String(error) }, "partition ownership round failed");
-        })
-        .finally(() => {
-          busy = false;
-        });
+      if (!this.busy) void this.round();
     }, this.options.intervalMs ?? 2_000);
+    await this.round();
   }
 
-  /** Opens the ownership bucket, creating it when it does not exist. */
+  /** One round, after the one before; a failure is logged and marks the next to open the bucket. */
+  private round(): Promise<void> {
+    this.busy = true;
+    this.running = this.running
+      .then(async () => {
+        // After a failed round the bucket may be gone (deleted, or lost with the JetStream store):
+        // make it again, with the same settings, before this round needs it.
+        if (this.failed) await this.openBucket();
+        await this.tick();
+        this.failed = false;
+      })
+      .catch((error) => {
+        this.failed = true;
+        this.options.log.warn({ err: String(error) }, "partition ownership round failed");
+      })
+      .finally(() => {
+        this.busy = false;
+      });
+    return this.running;
+  }
+
+  /** Opens the ownership bucket, creating it when it does not exist. Sends no request but the open. */
   private async openBucket(): Promise<void> {
+    this.jsm ??= (await this.nc.jetstreamManager({ checkAPI: false })) as WithDirectGets;
     const js = this.nc.jetstream();
-    this.kv = await js.views.kv(this.options.bucket, { ttl: this.options.ttlMs ?? 10_000, history: 1 });
+    this.kv = await js.views.kv(this.options.bucket, {
+      ttl: this.options.ttlMs ?? 10_000,
+      history: 1,
+      allow_direct: true,
+    });
   }
 
   /** One heartbeat and rebalance round. */
@@ -82,7 +117,7 @@ export class KvPartitionOwnership implements PartitionOwnership {
     if (!kv || this.stopped) return;
     const me = this.options.replicaId;
     await kv.put(`m.${me}`, me);
-    const members = await this.liveMembers(kv);
+    const members = await this.liveMembers();
     const share = Math.ceil(this.options.partitions / Math.max(members, 1));
 
     for (const [p, revision] of [...this.owned]) {
@@ -138,22 +173,29 @@ export class KvPartitionOwnership implements PartitionOwnership {
   }
 
   /**
-   * How many replicas heartbeat: the `m.*` keys whose latest entry is a put. Listed with one stream
-   * info request and read with one direct get each, never with `kv.keys()`: its ordered consumer can
-   * wait forever when entries expire (the bucket's TTL) while it lists them (nats-server#3481), which
-   * froze a replica's rounds with its share half taken.
+   * How many replicas heartbeat: the `m.*` keys whose latest entry is a put. Walked with direct gets
+   * (`next_by_subj`, one per member key and one more), never with `kv.keys()`, whose ordered
+   * consumer can wait forever when entries expire (the bucket's TTL) while it lists them
+   * (nats-server#3481), nor with a stream info's subjects filter, which ends nats-server 2.9 when it
+   * reaches a bucket being made again. Each member key holds one entry (history 1).
    */
-  private async liveMembers(kv: KV): Promise<number> {
-    const bucket = this.options.bucket;
-    const prefix = `$KV.${bucket}.`;
-    const jsm = this.jsm as JetStreamManager;
-    const info = await jsm.streams.info(`KV_${bucket}`, { subjects_filter: `${prefix}m.>` });
+  private async liveMembers(): Promise<number> {
+    const stream = `KV_${this.options.bucket}`;
+    const next_by_subj = `$KV.${this.options.bucket}.m.>`;
+    const jsm = this.jsm as WithDirectGets;
     let members = 0;
-    for (const subject of Object.keys(info.state.subjects ?? {})) {
-      const entry = await kv.get(subject.slice(prefix.length));
-      if (entry?.operation === "PUT") members++;
+    for (let seq = 1; ; ) {
+      let entry: StoredMsg;
+      try {
+        entry = await jsm.direct.getMessage(stream, { seq, next_by_subj });
+      } catch (error) {
+        if (error instanceof NatsError && error.code === ErrorCode.JetStream404NoMessages) return members;
+        throw error;
+      }
+      // A put has no operation header; a delete or purge marks a replica that stopped.
+      if (!entry.header.get("KV-Operation")) members++;
+      seq = entry.seq + 1;
     }
-    return members;
   }
 
   async stop(): Promise<void> {

@@ -5,8 +5,10 @@
  * 1. Baseline: pgbench runs, at the same concurrency and for the same time, a transaction shaped like
  *    one Baton transition's commit (update a run row fenced by rev, append a journal row, insert an
  *    idempotency row) against a fresh database on the machine's PostgreSQL.
- * 2. Baton: the services as separate processes (`baton serve`, NATS + PostgreSQL); C virtual agents
- *    loop start_run → claim → submit over MCP Streamable HTTP (3 acknowledged transitions per run).
+ * 2. Baton: the services as separate processes (`baton serve`, NATS + PostgreSQL, file bytes in a
+ *    bucket of an s3rver the deployment starts, as in production on S3; the loop uploads nothing);
+ *    C virtual agents loop start_run → claim → submit over MCP Streamable HTTP (3 acknowledged
+ *    transitions per run).
  *
  * Prints both rates and their ratio. Usage: `pnpm bench [--clients 16] [--seconds 20]`.
  * Only loopback addresses are used; every loop is bounded in time.

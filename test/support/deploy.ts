@@ -11,6 +11,7 @@ import pg from "pg";
 import { type PublishOutcome, publishFolder } from "../../services/cli/src/publish.ts";
 import { devToken } from "../../services/cli/src/token.ts";
 import { McpSession } from "./mcp.ts";
+import { type S3Server, startS3 } from "./s3.ts";
 
 /**
  * Baton started for a test the way an operator starts it: `baton dev` as a child process, or every
@@ -231,6 +232,11 @@ export interface DistributedOptions {
   postgresVia?: { host: string; port: number };
   /** Extra environment for one service's processes, e.g. `{ gateway: { NATS_URL: … } }`. */
   serviceEnv?: Partial<Record<string, Record<string, string>>>;
+  /**
+   * Where file bytes live (issue #10): `s3` (default), a bucket on an s3rver the deployment starts
+   * and stops; `dir`, one directory every service shares (`BATON_BLOB_DIR`, a single host).
+   */
+  blobs?: "s3" | "dir";
 }
 
 /** A distributed deployment, with what tests of the services themselves need. */
@@ -244,6 +250,8 @@ export interface DistributedDeployment extends Deployment {
   serve(service: string, env?: Record<string, string>): ChildProcess;
   /** The `baton serve <service>` processes of this deployment still running (to stop one in a test). */
   running(service: string): ChildProcess[];
+  /** The S3-compatible server holding the file bytes, or null with `blobs: "dir"`. */
+  s3: S3Server | null;
 }
 
 /**
@@ -266,6 +274,7 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
   const publicUrl = `http://127.0.0.1:${port}`;
   const databaseUrl = POSTGRES_URL.replace(/\/[^/]*$/, `/${database}`);
   const natsUrl = options.natsUrl ?? NATS_URL;
+  const s3 = (options.blobs ?? "s3") === "s3" ? await startS3() : null;
   let serviceDatabaseUrl = databaseUrl;
   if (options.postgresVia) {
     const u = new URL(databaseUrl);
@@ -279,7 +288,7 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
     NATS_URL: natsUrl,
     BATON_NAMESPACE: `t${suffix}`,
     BATON_SECRET: randomBytes(32).toString("hex"),
-    BATON_BLOB_DIR: join(dataDir, "files"),
+    ...(s3 ? s3.env : { BATON_BLOB_DIR: join(dataDir, "files") }),
     BATON_PUBLIC_URL: publicUrl,
     BATON_HOST: "127.0.0.1",
     BATON_PORT: String(port),
@@ -323,6 +332,7 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
     await a.query(`drop database if exists ${database} with (force)`);
     await a.end();
     await dropNamespace(env.BATON_NAMESPACE, natsUrl);
+    await s3?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   });
   const deployment: DistributedDeployment = {
@@ -333,6 +343,7 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
     serve,
     running: (service) =>
       children.filter((c) => services.get(c) === service && c.exitCode === null && c.signalCode === null),
+    s3,
   };
   // Ready when the gateway answers, the engine serves reads (it serves writes first) and, when one
   // was started, a scheduler answers the clock. Five tsx processes start slowly on a busy 2-core box.

@@ -75,12 +75,8 @@ export class FileUrls {
     return `${this.baseUrl}/files/${encodeURIComponent(fileId)}?org=${encodeURIComponent(org)}&exp=${exp}&sig=${sig}`;
   }
 
-  /**
-   * Whether a download request for `fileId` is genuine and unexpired at `now` (epoch ms): `org`,
-   * `exp` (epoch s) and `sig` as its URL carries them.
-   */
-  check(fileId: string, link: { org: string; exp: number; sig: string }, now: number): boolean {
-    const { org, exp, sig } = link;
+  /** Whether a download request is genuine and unexpired at `now`. */
+  check(org: string, fileId: string, exp: number, sig: string, now: number): boolean {
     if (!Number.isFinite(exp) || exp * 1000 < now) return false;
     const expected = Buffer.from(this.mac(org, fileId, exp));
     const given = Buffer.from(sig);

@@ -91,6 +91,13 @@ export const QUEUES = {
 const shape = <T>() => z.custom<T>((value) => value !== undefined);
 
 const runId = z.string();
+
+/** The `upload` result (tools.md upload): the file's id, SHA-256 and size. */
+const UploadResultSchema = z.strictObject({
+  id: z.string(),
+  sha256: z.string(),
+  bytes: z.number(),
+}) satisfies z.ZodType<UploadResult>;
 /** The verified content of a claim token: every write a token carries has one (issue #9). */
 const claimId = z.string();
 
@@ -189,8 +196,25 @@ export interface RegistryReplies {
 export const RegistryRead = VersionsQuery;
 export type RegistryRead = VersionsQuery;
 
-/** Evidence calls (§5): record an upload whose bytes the gateway stored, verify refs, resolve for download. */
+/**
+ * Evidence calls (§5). An upload is three: `intent` (recorded before the gateway PUTs the bytes, so
+ * orphan collection leaves them alone; replies {@link UploadIntent}), then `register` (records the
+ * file, idempotent on `requestId`, and drops the intent; replies `ToolResult<UploadResult>`), or
+ * `abandon` when the PUT failed (drops the intent; replies null). `verify` checks refs for the
+ * engine (replies `Record<ref, FileCheck>`); `get` resolves one file for a download (`FileMeta |
+ * null`), `meta` many for presigned URLs (`Record<id, FileMeta>`, unknown ids left out); `gc` is one
+ * page of orphan collection for an operator of the caller's organization (`ToolResult<GcPage>`).
+ * `gc`'s values travel as the operator sent them: the evidence service checks them, after who may
+ * collect (`invalid` with every issue).
+ */
 export const EvidenceCall = z.discriminatedUnion("op", [
+  z.strictObject({
+    op: z.literal("intent"),
+    requestId: z.string(),
+    fingerprint: z.string(),
+    sha256: z.string(),
+    bytes: z.number().int().min(0),
+  }),
   z.strictObject({
     op: z.literal("register"),
     requestId: z.string(),
@@ -199,17 +223,69 @@ export const EvidenceCall = z.discriminatedUnion("op", [
     contentType: z.string(),
     sha256: z.string(),
     bytes: z.number().int().min(0),
+    /** The intent this upload wrote before its PUT. */
+    intentId: z.string(),
+    /** The object's ETag, when the store showed it equals the bytes' MD5 (blob `PutResult.etag`). */
+    etag: z.string().nullable(),
   }),
+  z.strictObject({ op: z.literal("abandon"), intentId: z.string() }),
   z.strictObject({ op: z.literal("verify"), refs: z.array(z.string()) }),
   z.strictObject({ op: z.literal("get"), id: z.string() }),
+  z.strictObject({ op: z.literal("meta"), ids: z.array(z.string()) }),
+  z.strictObject({
+    op: z.literal("gc"),
+    /** Objects and intents younger than this are kept, ms (at least {@link GC_MIN_AGE_MS}). */
+    olderThanMs: z.unknown().optional(),
+    /** Report what would be deleted, delete nothing. */
+    dryRun: z.unknown().optional(),
+    /** The last key of the previous page, or null for the first. */
+    cursor: z.unknown().optional(),
+    /** Objects examined in this page (1–1000). */
+    limit: z.unknown().optional(),
+  }),
 ]);
 export type EvidenceCall = z.infer<typeof EvidenceCall>;
 
+/**
+ * The least age `gc` accepts, ms: an upload that wrote its intent is done (or has failed) well within
+ * a minute, so nothing in flight is older.
+ */
+export const GC_MIN_AGE_MS = 60_000;
+
+/**
+ * The reply to an `intent`: go ahead and store the bytes (`intentId` to cite in `register`), or the
+ * `requestId` was used before and this is that call's answer (its result, or `conflict`): nothing
+ * is stored.
+ */
+export type UploadIntent =
+  | { kind: "intent"; intentId: string }
+  | { kind: "replay"; result: ToolResult<UploadResult> };
+
+/**
+ * One page of `baton evidence gc` in the caller's organization: the objects examined; those deleted
+ * (or, in a dry run, that would be), each `{ key, bytes, modifiedAt }` (RFC 3339); how many were kept
+ * for being younger than the age or having an upload intent younger than it (`keptYoung`) and for
+ * being named by a file (`keptReferenced`); the stale intents dropped (after the last page, not in a
+ * dry run); and the cursor of the next page (null after the last).
+ */
+export interface GcPage {
+  examined: number;
+  deleted: { key: string; bytes: number; modifiedAt: string }[];
+  keptYoung: number;
+  keptReferenced: number;
+  intentsDropped: number;
+  cursor: string | null;
+}
+
 /** What each {@link EvidenceCall} is answered with: `verify` by ref, `get` null for no such file. */
 export interface EvidenceReplies {
+  intent: ToolResult<UploadIntent>;
   register: ToolResult<UploadResult>;
+  abandon: null;
   verify: Record<string, FileCheck>;
   get: FileMeta | null;
+  meta: Record<string, FileMeta>;
+  gc: ToolResult<GcPage>;
 }
 
 /**
@@ -405,15 +481,18 @@ const evidence: Contract<EvidenceCall, EvidenceReplies> = {
   ...queued(SUBJECTS.evidence, QUEUES.evidence, "identified"),
   request: EvidenceCall,
   replies: {
-    register: toolResult(
-      z.strictObject({
-        id: z.string(),
-        sha256: z.string(),
-        bytes: z.number(),
-      }) satisfies z.ZodType<UploadResult>,
+    intent: toolResult(
+      z.discriminatedUnion("kind", [
+        z.strictObject({ kind: z.literal("intent"), intentId: z.string() }),
+        z.strictObject({ kind: z.literal("replay"), result: toolResult(UploadResultSchema) }),
+      ]) satisfies z.ZodType<UploadIntent>,
     ),
+    register: toolResult(UploadResultSchema),
+    abandon: z.null(),
     verify: z.record(z.string(), FileCheck),
     get: FileMeta.nullable(),
+    meta: z.record(z.string(), FileMeta),
+    gc: toolResult(shape<GcPage>()),
   },
   type: (r) => `evidence.${r.op}`,
 };

@@ -24,6 +24,8 @@ export {
   type EngineWriteTool,
   EvidenceCall,
   type EvidenceReplies,
+  GC_MIN_AGE_MS,
+  type GcPage,
   JournalRead,
   NotifierCall,
   type NotifierReplies,
@@ -39,6 +41,7 @@ export {
   type SchedulerReplies,
   SUBJECTS,
   TickResult,
+  type UploadIntent,
 } from "./catalog.ts";
 export {
   type Address,

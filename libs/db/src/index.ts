@@ -14,6 +14,7 @@ export {
   runs,
   settings,
   timers,
+  uploadIntents,
   webhookSubscriptions,
   workItems,
 } from "./schema.ts";

@@ -223,8 +223,32 @@ export const files = pgTable(
     fileName: text("file_name").notNull(),
     createdBy: text("created_by").notNull(),
     createdAt: ts("created_at").notNull(),
+    /**
+     * The stored object's ETag (no quotes), recorded only after it was shown to equal the MD5 of the
+     * uploaded bytes: acceptance then verifies the object by one HEAD. Null (local disk, a store whose
+     * ETags are not MD5s): acceptance hashes the bytes (§5).
+     */
+    etag: text("etag"),
   },
-  (t) => [primaryKey({ columns: [t.org, t.id] })],
+  (t) => [primaryKey({ columns: [t.org, t.id] }), index("files_object").on(t.org, t.sha256)],
+);
+
+/**
+ * An upload about to write `<org>/<sha256>` to the blob store, written before the PUT and removed
+ * when the file is recorded (or the PUT failed). `baton evidence gc` deletes an object only when no
+ * file names it and no intent for it is younger than the age it was given, under the same advisory
+ * lock an intent is written under, so it never deletes bytes a concurrent upload relies on.
+ */
+export const uploadIntents = pgTable(
+  "upload_intents",
+  {
+    id: text("id").primaryKey(),
+    org: text("org").notNull(),
+    sha256: text("sha256").notNull(),
+    bytes: bigint("bytes", { mode: "number" }).notNull(),
+    createdAt: ts("created_at").notNull(),
+  },
+  (t) => [index("upload_intents_object").on(t.org, t.sha256, t.createdAt)],
 );
 
 /** Server-wide settings that must survive restarts (the embedded server's secrets, the manual clock). */

@@ -18,6 +18,7 @@ function supplier(): Sim {
   const sim = Sim.start(SUPPLIER, person("mira@example.com"), { vendorName: "Acme", amount: 48000 });
   sim.files.set("f_ok", { status: "ok", sha256: "4f1c" });
   sim.files.set("f_changed", { status: "mismatch" });
+  sim.files.set("f_removed", { status: "missing" });
   return sim;
 }
 
@@ -193,6 +194,10 @@ describe("submit (tools.md submit, §6 rule 3)", () => {
     ]);
     expect(issues([{ kind: "file", ref: "f_changed" }])).toEqual([
       "evidence f_changed: stored bytes no longer match the SHA-256 recorded at upload",
+      "evidence: file required",
+    ]);
+    expect(issues([{ kind: "file", ref: "f_removed" }])).toEqual([
+      "evidence f_removed: the stored bytes are gone; upload the file again and cite the new id",
       "evidence: file required",
     ]);
     expect(issues([])).toEqual(["evidence: file required"]);

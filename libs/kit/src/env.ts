@@ -73,12 +73,6 @@ export const SHARED_ENV = {
     .enum(["debug", "info", "warn", "error"])
     .default("info")
     .describe("Log level (JSON lines on stdout)."),
-  BATON_BLOB_DIR: z
-    .string()
-    .min(1)
-    .describe(
-      "Directory holding file bytes, content-addressed per organization; shared by gateway and evidence.",
-    ),
 } as const;
 
 /**

@@ -3,13 +3,15 @@ import { z } from "zod";
 
 /**
  * A `file` evidence ref's check (§5): the file exists in the caller's organization and its stored
- * bytes still hash to what the upload recorded (`ok`, with that SHA-256), it is not there
- * (`not_found`), or the bytes changed (`mismatch`).
+ * bytes still match the hash recorded at upload (`ok`, with that SHA-256); no such file in the
+ * organization (`not_found`); its object now holds other bytes (`mismatch`) or was removed
+ * (`missing`), behind the server's back.
  */
 export const FileCheck = z.discriminatedUnion("status", [
   z.strictObject({ status: z.literal("ok"), sha256: z.string() }),
   z.strictObject({ status: z.literal("not_found") }),
   z.strictObject({ status: z.literal("mismatch") }),
+  z.strictObject({ status: z.literal("missing") }),
 ]);
 export type FileCheck = z.infer<typeof FileCheck>;
 

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { advanceClock, advanceDuration, clockNow } from "./clock.ts";
+import { collectOrphans, formatGcSummary } from "./evidence-gc.ts";
 import {
   addWebhook,
   formatDeliveries,
@@ -36,6 +37,9 @@ Usage:
       clock moves once); 0m applies what is due now without moving it.
   baton clock now [--url URL] [--token T] [--data-dir DIR] [--org O]
       Prints the server's time, and "manual" when its clock is manual.
+  baton evidence gc --older-than <duration> [--delete] [--url URL] [--token T] [--data-dir DIR] [--org O]
+      Lists the organization's stored files that no upload cites and no upload in progress needs,
+      older than the duration (e.g. 7d; at least 1m); deletes them only with --delete.
   baton validate <PROCESS.md or folder>… [--json]
       Prints every issue as path:line:col: message; exits 1 when any.
   baton webhook add <target-url> [--events t1,t2] [--include-test-runs] [--json] [--url URL] [--token T] [--data-dir DIR] [--org O]
@@ -191,6 +195,34 @@ async function adminTarget(values: { url?: string; token?: string; "data-dir": s
   return { baseUrl: url.replace(/\/mcp$/, ""), bearer };
 }
 
+async function evidence(argv: string[]) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      "older-than": { type: "string" },
+      delete: { type: "boolean", default: false },
+      url: { type: "string" },
+      token: { type: "string" },
+      "data-dir": { type: "string", default: ".baton" },
+      org: { type: "string", default: DEFAULT_ORG },
+    },
+  });
+  if (positionals[0] !== "gc" || positionals.length !== 1 || values["older-than"] === undefined)
+    fail("usage: baton evidence gc --older-than <duration, e.g. 7d> [--delete]");
+  const olderThanMs = advanceDuration(values["older-than"]);
+  if (olderThanMs === null) fail(`--older-than ${values["older-than"]}: use a duration like 30m, 12h or 7d`);
+  const { baseUrl, bearer } = await adminTarget(values);
+  const dryRun = !values.delete;
+  const summary = await collectOrphans(baseUrl, bearer, { olderThanMs, dryRun }, (page) => {
+    for (const d of page.deleted)
+      process.stdout.write(
+        `${dryRun ? "would delete" : "deleted"} ${d.key} ${d.bytes} bytes, stored ${d.modifiedAt}\n`,
+      );
+  });
+  process.stdout.write(`${formatGcSummary(summary)}\n`);
+}
+
 async function clock(argv: string[]) {
   // parseArgs would read "-1h" as an unknown option and suggest "--"; say what is wrong instead.
   const negative = argv.find((a) => /^-\d/.test(a));
@@ -325,6 +357,8 @@ async function main() {
       return webhook(rest);
     case "group":
       return group(rest);
+    case "evidence":
+      return evidence(rest);
     case undefined:
     case "help":
     case "--help":

@@ -1,5 +1,5 @@
 // `baton serve <service>`: one service over NATS, PostgreSQL and the file store, configured by its environment.
-import { LocalBlobStore } from "@baton/blob";
+import { type BlobEnv, type BlobStore, openBlobStore } from "@baton/blob";
 import { NatsBus } from "@baton/bus";
 import { clockFor } from "@baton/clock/nats";
 import { connectPostgres, type Database } from "@baton/db";
@@ -17,7 +17,6 @@ interface CommonEnv {
   BATON_LOG_LEVEL: string;
   DATABASE_URL?: string;
   BATON_DB_POOL?: number;
-  BATON_BLOB_DIR?: string;
   BATON_REPLICA_ID?: string | undefined;
 }
 
@@ -28,7 +27,6 @@ interface Infra {
   mover: Awaited<ReturnType<typeof clockFor>>["mover"];
   log: ReturnType<typeof createLogger>;
   database: Database | null;
-  blobs: LocalBlobStore | null;
 }
 
 /** Builds a service's infrastructure from its parsed environment, starts it with `start`, and stops it on a signal. */
@@ -48,12 +46,22 @@ async function run<E extends CommonEnv>(
   const connection = env.BATON_REPLICA_ID ? `baton-${name}-${env.BATON_REPLICA_ID}` : `baton-${name}`;
   const bus = await NatsBus.connect(env.NATS_URL, connection, env.BATON_NAMESPACE, log);
   const { clock, mover } = await clockFor(env.BATON_CLOCK, bus);
-  const blobs = env.BATON_BLOB_DIR ? new LocalBlobStore(env.BATON_BLOB_DIR) : null;
-  const running = await start(env, { bus, clock, mover, log, database, blobs });
+  const running = await start(env, { bus, clock, mover, log, database });
   await untilSignal();
   await running.stop();
   await bus.close();
   await database?.close();
+}
+
+/**
+ * The file store of a service's environment: S3 when `BATON_S3_BUCKET` is set, else
+ * `BATON_BLOB_DIR`. A store that does not answer stops the start (exit 1), saying why (issue #10).
+ */
+function openBlobs(name: ServiceName, env: BlobEnv): Promise<BlobStore> {
+  return openBlobStore(env).catch((error: Error) => {
+    process.stderr.write(`baton serve ${name}: ${error.message}\n`);
+    return process.exit(1);
+  });
 }
 
 /** What a service needs that its environment guarantees (the schemas require it). */
@@ -72,9 +80,8 @@ export async function serve(name: ServiceName, processEnv: NodeJS.ProcessEnv = p
     case "gateway": {
       const { GatewayConfigSchema, gatewaySettings, startGateway } = await import("@baton/gateway");
       const env = parseEnv(GatewayConfigSchema, processEnv, name);
-      return run(name, env, async (e, infra) =>
-        startGateway(await gatewaySettings(e), { ...infra, blobs: required(infra.blobs, "BATON_BLOB_DIR") }),
-      );
+      const blobs = await openBlobs(name, env);
+      return run(name, env, async (e, infra) => startGateway(await gatewaySettings(e), { ...infra, blobs }));
     }
     case "registry": {
       const { RegistryConfigSchema, startRegistry } = await import("@baton/registry");
@@ -93,15 +100,9 @@ export async function serve(name: ServiceName, processEnv: NodeJS.ProcessEnv = p
     case "evidence": {
       const { EvidenceConfigSchema, startEvidence } = await import("@baton/evidence");
       const env = parseEnv(EvidenceConfigSchema, processEnv, name);
+      const blobs = await openBlobs(name, env);
       return run(name, env, (_e, infra) =>
-        startEvidence(
-          {},
-          {
-            ...infra,
-            db: required(infra.database, "DATABASE_URL").db,
-            blobs: required(infra.blobs, "BATON_BLOB_DIR"),
-          },
-        ),
+        startEvidence({}, { ...infra, db: required(infra.database, "DATABASE_URL").db, blobs }),
       );
     }
     case "scheduler": {

@@ -1,7 +1,5 @@
 // The admin API's read endpoints (issue #16): published versions and a run's journal, for anyone in the organization.
-import type { FileUrls } from "@baton/auth";
 import { type Bus, CONTRACTS, call, JournalRead, RegistryRead } from "@baton/bus";
-import type { Clock } from "@baton/clock";
 import type { Logger } from "@baton/kit";
 import {
   fail,
@@ -13,14 +11,14 @@ import {
 } from "@baton/protocol";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
+import type { FileLinks } from "./file-links.ts";
 import { HTTP_STATUS } from "./status.ts";
 
 /** What the read endpoints need from the HTTP server. */
 export interface AdminReadDeps {
   bus: Bus;
-  clock: Clock;
   log: Logger;
-  fileUrls: FileUrls;
+  fileLinks: FileLinks;
   callTimeoutMs: number;
   /** The gateway's bearer check: the caller, or null after it answered 401. */
   authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<{ identity: Identity } | null>;
@@ -35,8 +33,8 @@ interface Read<Q, T> {
   /** The message of a refused query (`bad version query`). */
   refused: string;
   send: (query: Q, as: { identity: Identity; deadline: number }) => Promise<ToolResult<T>>;
-  /** Turns the answer's data into what the caller gets (signed file URLs). */
-  shape?: (data: T, who: Identity) => T;
+  /** Turns the answer's data into what the caller gets (file URLs). */
+  shape?: (data: T, who: Identity) => T | Promise<T>;
 }
 
 /** A path or query value that should be a whole number: the number, else the text (the schema refuses it). */
@@ -58,7 +56,7 @@ const whole = (value: string | undefined): number | string | undefined =>
  * `invalid` with every issue.
  */
 export function registerAdminReads(app: FastifyInstance, deps: AdminReadDeps): void {
-  const { bus, clock, log, fileUrls, callTimeoutMs, authenticate } = deps;
+  const { bus, log, fileLinks, callTimeoutMs, authenticate } = deps;
 
   async function forward<Q, T>(request: FastifyRequest, reply: FastifyReply, read: Read<Q, T>) {
     const auth = await authenticate(request, reply);
@@ -79,7 +77,7 @@ export function registerAdminReads(app: FastifyInstance, deps: AdminReadDeps): v
       result = fail(protocolError("retry", "the server could not complete this call now; retry"));
     }
     if (!result.ok) return reply.code(HTTP_STATUS[result.error.code] ?? 400).send(result);
-    const data = read.shape ? read.shape(result.data, auth.identity) : result.data;
+    const data = read.shape ? await read.shape(result.data, auth.identity) : result.data;
     return reply.send({ ok: true, data });
   }
 
@@ -111,7 +109,7 @@ export function registerAdminReads(app: FastifyInstance, deps: AdminReadDeps): v
         query,
         refused: "bad journal query",
         send: (journal, as) => call(bus, CONTRACTS.engineJournal, journal, as),
-        shape: (page: JournalPage, who) => withFileUrls(page, who.org, fileUrls, clock.now()),
+        shape: (page: JournalPage, who) => withFileUrls(page, who, fileLinks),
       });
     },
   );
@@ -120,19 +118,28 @@ export function registerAdminReads(app: FastifyInstance, deps: AdminReadDeps): v
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
-/** Adds a signed `url` to each file evidence item of the journal's arguments (§5), as run data has. */
-function withFileUrls(page: JournalPage, org: string, fileUrls: FileUrls, now: number): JournalPage {
+/** A file evidence item of a journal entry's arguments: `{ kind: "file", ref }`. */
+const isFileItem = (e: unknown): e is Record<string, unknown> & { ref: string } =>
+  isObject(e) && e.kind === "file" && typeof e.ref === "string";
+
+/** Adds a short-lived `url` to each file evidence item of the journal's arguments (§5), as run data has. */
+async function withFileUrls(page: JournalPage, who: Identity, fileLinks: FileLinks): Promise<JournalPage> {
+  const argsOf = (entry: JournalPage["entries"][number]) => {
+    const args = entry.detail.args;
+    return isObject(args) && Array.isArray(args.evidence) ? { args, items: args.evidence } : null;
+  };
+  const refs = page.entries.flatMap((entry) =>
+    (argsOf(entry)?.items ?? []).filter(isFileItem).map((e) => e.ref),
+  );
+  if (refs.length === 0) return page;
+  const urls = await fileLinks.urls(who, refs);
   return {
     ...page,
     entries: page.entries.map((entry) => {
-      const args = entry.detail.args;
-      if (!isObject(args) || !Array.isArray(args.evidence)) return entry;
-      const evidence = args.evidence.map((e: unknown) =>
-        isObject(e) && e.kind === "file" && typeof e.ref === "string"
-          ? { ...e, url: fileUrls.sign(org, e.ref, now) }
-          : e,
-      );
-      return { ...entry, detail: { ...entry.detail, args: { ...args, evidence } } };
+      const found = argsOf(entry);
+      if (!found) return entry;
+      const evidence = found.items.map((e) => (isFileItem(e) ? { ...e, url: urls.get(e.ref) } : e));
+      return { ...entry, detail: { ...entry.detail, args: { ...found.args, evidence } } };
     }),
   };
 }

@@ -1,5 +1,6 @@
 // The gateway's configuration, read once from the environment.
 import { DEV_ISSUER, loadOrCreateDevIssuer } from "@baton/auth";
+import { BLOB_ENV, BLOB_STORE_REQUIRED, blobStoreChosen } from "@baton/blob";
 import { SHARED_ENV } from "@baton/kit";
 import { DEFAULTS } from "@baton/protocol";
 import { z } from "zod";
@@ -30,7 +31,16 @@ export const GatewayConfigSchema = z
       .describe(
         "Instead of an issuer: the dev issuer key file that baton token signs with (trials and tests only).",
       ),
-    BATON_BLOB_DIR: SHARED_ENV.BATON_BLOB_DIR,
+    ...BLOB_ENV,
+    BATON_FILE_URL_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(10)
+      .max(7 * 24 * 3600)
+      .default(DEFAULTS.fileUrlTtlMs / 1000)
+      .describe(
+        "Lifetime of the short-lived file url in run data, seconds: a presigned S3 GET, or the gateway's signed /files link with a local store.",
+      ),
     BATON_PARTITIONS: SHARED_ENV.BATON_PARTITIONS,
     BATON_LEASE_SECONDS: SHARED_ENV.BATON_LEASE_SECONDS,
     BATON_RUN_DATA_BYTES: SHARED_ENV.BATON_RUN_DATA_BYTES,
@@ -59,8 +69,9 @@ export const GatewayConfigSchema = z
     message: "set BATON_AUTH_ISSUER and BATON_AUTH_JWKS_URL, or BATON_DEV_ISSUER_FILE",
     path: ["BATON_AUTH_JWKS_URL"],
   })
+  .refine(blobStoreChosen, BLOB_STORE_REQUIRED)
   .describe(
-    "Bearer tokens: set either BATON_AUTH_ISSUER and BATON_AUTH_JWKS_URL (production), or BATON_DEV_ISSUER_FILE (trials and tests); one of the two is required.",
+    "Bearer tokens: set either BATON_AUTH_ISSUER and BATON_AUTH_JWKS_URL (production), or BATON_DEV_ISSUER_FILE (trials and tests); one of the two is required. File bytes: BATON_S3_BUCKET (S3) or BATON_BLOB_DIR (one host); one of the two is required.",
   );
 export type GatewayEnv = z.infer<typeof GatewayConfigSchema>;
 
@@ -90,6 +101,7 @@ export async function gatewaySettings(env: GatewayEnv): Promise<GatewaySettings>
     maxUploadBytes: env.BATON_MAX_UPLOAD_BYTES,
     callTimeoutMs: env.BATON_CALL_TIMEOUT_MS,
     attemptMs: env.BATON_ATTEMPT_TIMEOUT_MS,
+    fileUrlSeconds: env.BATON_FILE_URL_SECONDS,
     version: "0.1.0",
     ...(env.BATON_CONSOLE_DIR !== undefined ? { consoleDir: env.BATON_CONSOLE_DIR } : {}),
   };

@@ -6,6 +6,7 @@ import { DEFAULT_ATTEMPT_MS, type Logger } from "@baton/kit";
 import { DEFAULTS, OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
 import type { FastifyInstance } from "fastify";
 import { DEFAULT_CONSOLE_DIR } from "./console.ts";
+import { createFileLinks } from "./file-links.ts";
 import { createHttpServer } from "./http.ts";
 import { createToolRouter } from "./tools.ts";
 
@@ -27,6 +28,8 @@ export interface GatewayOptions {
   /** One attempt of a call that is safe to send again, ms (default {@link DEFAULT_ATTEMPT_MS}). */
   attemptMs?: number;
   version: string;
+  /** Lifetime of a file `url` in run data, seconds (default 15 minutes, `DEFAULTS.fileUrlTtlMs`). */
+  fileUrlSeconds?: number;
   /** The web console's build folder (default: this repository's `services/console/dist`). */
   consoleDir?: string;
 }
@@ -36,14 +39,31 @@ export interface GatewayOptions {
  * The caller listens and closes.
  */
 export async function createGateway(o: GatewayOptions): Promise<FastifyInstance> {
-  const fileUrls = new FileUrls(o.secret, o.publicUrl, DEFAULTS.fileUrlTtlMs);
+  const fileUrls = new FileUrls(
+    o.secret,
+    o.publicUrl,
+    o.fileUrlSeconds !== undefined ? o.fileUrlSeconds * 1000 : DEFAULTS.fileUrlTtlMs,
+  );
+  const attemptMs = o.attemptMs ?? DEFAULT_ATTEMPT_MS;
+  const fileLinks = createFileLinks({
+    bus: o.bus,
+    clock: o.clock,
+    log: o.log,
+    blobs: o.blobs,
+    fileUrls,
+    urlSeconds: o.fileUrlSeconds ?? DEFAULTS.fileUrlTtlMs / 1000,
+    // A read that found its run should not wait long on the names of its files: without them the
+    // gateway's own links stand in.
+    callTimeoutMs: Math.min(o.callTimeoutMs, 3_000),
+    attemptMs: Math.min(attemptMs, 1_500),
+  });
   const tools = createToolRouter({
     bus: o.bus,
     clock: o.clock,
     log: o.log,
     blobs: o.blobs,
     tokens: new ClaimTokens(o.secret),
-    fileUrls,
+    fileLinks,
     settings: {
       partitions: o.partitions,
       leaseSeconds: o.leaseSeconds,
@@ -52,7 +72,7 @@ export async function createGateway(o: GatewayOptions): Promise<FastifyInstance>
       tools: OFFERED_TOOLS,
       profiles: OFFERED_PROFILES,
       callTimeoutMs: o.callTimeoutMs,
-      attemptMs: o.attemptMs ?? DEFAULT_ATTEMPT_MS,
+      attemptMs,
       runIdFor: (org, requestId) => runIdFor(o.secret, org, requestId),
     },
   });
@@ -63,6 +83,7 @@ export async function createGateway(o: GatewayOptions): Promise<FastifyInstance>
     blobs: o.blobs,
     verifier: o.verifier,
     fileUrls,
+    fileLinks,
     tools,
     settings: {
       publicUrl: o.publicUrl,
@@ -70,7 +91,8 @@ export async function createGateway(o: GatewayOptions): Promise<FastifyInstance>
       // base64 grows bytes by 4/3; leave room for the JSON-RPC envelope.
       bodyLimit: Math.ceil((o.maxUploadBytes * 4) / 3) + 256 * 1024,
       callTimeoutMs: o.callTimeoutMs,
-      attemptMs: o.attemptMs ?? DEFAULT_ATTEMPT_MS,
+      attemptMs,
+      urlSeconds: o.fileUrlSeconds ?? DEFAULTS.fileUrlTtlMs / 1000,
       version: o.version,
       consoleDir: o.consoleDir ?? DEFAULT_CONSOLE_DIR,
     },

@@ -1,5 +1,5 @@
 import type { BearerVerifier, FileUrls } from "@baton/auth";
-import { type BlobStore, blobKey } from "@baton/blob";
+import { attachmentDisposition, type BlobStore, blobKey } from "@baton/blob";
 import { type Bus, CONTRACTS, call } from "@baton/bus";
 import type { Clock } from "@baton/clock";
 import type { Logger } from "@baton/kit";
@@ -16,6 +16,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { registerAdminReads } from "./admin-reads.ts";
 import { ARGUMENTS, argumentProblems, type ParsedBody, parseBody } from "./body.ts";
 import { registerConsole } from "./console.ts";
+import type { FileLinks } from "./file-links.ts";
 import { type CallContext, McpEndpoint, type ToolHandler } from "./mcp.ts";
 import { HTTP_STATUS } from "./status.ts";
 
@@ -30,6 +31,8 @@ export interface HttpSettings {
   callTimeoutMs: number;
   /** One attempt of a read (a file's metadata) before it is sent again, ms. */
   attemptMs: number;
+  /** Lifetime of a presigned download a `/files` link redirects to, seconds. */
+  urlSeconds: number;
   version: string;
   /** The web console's build folder, served at `/ui/` (issue #16). */
   consoleDir: string;
@@ -43,6 +46,7 @@ export interface HttpDeps {
   blobs: BlobStore;
   verifier: BearerVerifier;
   fileUrls: FileUrls;
+  fileLinks: FileLinks;
   tools: ToolHandler;
   settings: HttpSettings;
 }
@@ -69,7 +73,7 @@ function toIdentity(claims: {
  * that the CLI uses, signed file downloads under `/files`, and health probes.
  */
 export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance> {
-  const { bus, clock, log, blobs, verifier, fileUrls, tools, settings } = deps;
+  const { bus, clock, log, blobs, verifier, fileUrls, fileLinks, tools, settings } = deps;
   const resource = `${settings.publicUrl}/mcp`;
   const metadataUrl = `${settings.publicUrl}/.well-known/oauth-protected-resource`;
   const mcp = new McpEndpoint(tools, { name: "baton", version: settings.version });
@@ -348,21 +352,31 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
     })),
   );
   app.get("/api/groups/emails", (request, reply) => notifier(request, reply, () => ({ op: "group_emails" })));
+  // Orphan collection (issue #10, `baton evidence gc`): one page per call, in the operator's organization.
+  app.post("/api/evidence/gc", (request, reply) =>
+    admin(request, reply, (as) => {
+      const body = jsonBody(request);
+      // Checked by the evidence service, after who may collect; passed as sent so a wrong type is refused there.
+      const payload = {
+        op: "gc",
+        olderThanMs: body.olderThanMs,
+        dryRun: body.dryRun ?? true,
+        cursor: body.cursor ?? null,
+        limit: body.limit ?? 100,
+      } as const;
+      return call(bus, CONTRACTS.evidence, payload, as);
+    }),
+  );
 
   // Versions and journals for anyone in the organization, and the web console (issue #16).
-  registerAdminReads(app, { bus, clock, log, fileUrls, callTimeoutMs: settings.callTimeoutMs, authenticate });
+  registerAdminReads(app, { bus, log, fileLinks, callTimeoutMs: settings.callTimeoutMs, authenticate });
   await registerConsole(app, settings.consoleDir);
 
   // Short-lived, signed file downloads (§5 `url`).
   app.get<{ Params: { id: string } }>("/files/:id", async (request, reply) => {
     const { id } = request.params;
     const q = request.query as { org?: string; exp?: string; sig?: string };
-    if (
-      !q.org ||
-      !q.exp ||
-      !q.sig ||
-      !fileUrls.check(id, { org: q.org, exp: Number(q.exp), sig: q.sig }, clock.now())
-    ) {
+    if (!q.org || !q.exp || !q.sig || !fileUrls.check(q.org, id, Number(q.exp), q.sig, clock.now())) {
       return reply
         .code(403)
         .send({ error: "this file link is not valid or has expired; read the run again for a fresh url" });
@@ -383,11 +397,29 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
         .header("Retry-After", "1")
         .send({ error: "the server could not look the file up now; try again" });
     }
-    const bytes = meta ? await blobs.get(blobKey(q.org, meta.sha256)) : null;
-    if (!meta || !bytes) return reply.code(404).send({ error: "no such file" });
+    if (!meta) return reply.code(404).send({ error: "no such file" });
+    const key = blobKey(q.org, meta.sha256);
+    let bytes: Buffer | null;
+    try {
+      // On S3 the bytes come straight from the bucket: the link redirects to a presigned GET.
+      const presigned = await blobs.presign(key, {
+        fileName: meta.fileName,
+        contentType: meta.contentType,
+        expiresInSeconds: settings.urlSeconds,
+      });
+      if (presigned) return reply.code(302).header("Cache-Control", "private, no-store").redirect(presigned);
+      bytes = await blobs.get(key);
+    } catch (error) {
+      log.warn({ err: String(error), store: blobs.location }, "file download failed");
+      return reply
+        .code(503)
+        .header("Retry-After", "1")
+        .send({ error: "the file store cannot be reached now; try again" });
+    }
+    if (!bytes) return reply.code(404).send({ error: "no such file" });
     return reply
       .header("Content-Type", meta.contentType)
-      .header("Content-Disposition", `attachment; filename="${meta.fileName.replace(/["\\\r\n]/g, "_")}"`)
+      .header("Content-Disposition", attachmentDisposition(meta.fileName))
       .header("Cache-Control", "private, no-store")
       .send(bytes);
   });

@@ -55,12 +55,18 @@ beforeAll(async () => {
     });
   }
   const blobs: BlobStore = {
+    kind: "local",
+    location: "nowhere",
     async put(key) {
       stored.push(key);
+      return { etag: null, written: true };
     },
-    async get() {
-      return null;
-    },
+    get: async () => null,
+    head: async () => null,
+    list: async () => ({ objects: [], cursor: null }),
+    delete: async () => {},
+    presign: async () => null,
+    check: async () => {},
   };
   app = await createGateway({
     bus,

@@ -1,5 +1,5 @@
-import type { ClaimTokens, FileUrls } from "@baton/auth";
-import { type BlobStore, blobKey, sha256Hex } from "@baton/blob";
+import type { ClaimTokens } from "@baton/auth";
+import { type BlobStore, blobKey, type PutResult, sha256Hex } from "@baton/blob";
 import { type Bus, BusRemoteError, BusUnavailable, CONTRACTS, call, type EngineWrite } from "@baton/bus";
 import type { Clock } from "@baton/clock";
 import type { Logger } from "@baton/kit";
@@ -24,7 +24,9 @@ import {
 } from "@baton/protocol";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import type { FileLinks } from "./file-links.ts";
 import type { CallContext, ToolHandler } from "./mcp.ts";
+import { checkUpload } from "./upload.ts";
 
 /** Gateway settings the tools need. */
 export interface ToolSettings {
@@ -54,7 +56,7 @@ export interface ToolDeps {
   log: Logger;
   blobs: BlobStore;
   tokens: ClaimTokens;
-  fileUrls: FileUrls;
+  fileLinks: FileLinks;
   settings: ToolSettings;
 }
 
@@ -71,7 +73,7 @@ type Route<T extends ToolName> = (args: ToolArgs[T], who: Identity) => Promise<T
  * short-lived file `url`s wherever run data is returned (§5).
  */
 export function createToolRouter(deps: ToolDeps): ToolHandler {
-  const { bus, clock, log, blobs, tokens, fileUrls, settings } = deps;
+  const { bus, log, blobs, tokens, fileLinks, settings } = deps;
   const offered = new Set<string>(settings.tools);
   const isOffered = (name: string): name is ToolName => offered.has(name);
   const tools: Tool[] = settings.tools.map((name) => {
@@ -145,61 +147,93 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
     );
   }
 
-  function withUrls(data: RunData, org: string): RunData {
-    const now = clock.now();
-    const steps: RunData["steps"] = {};
-    const add = <E extends { evidence?: { kind: string; ref: string; sha256?: string; url?: string }[] }>(
-      c: E,
-    ): E =>
+  /** Run data with a short-lived `url` on every file evidence item, current and in history (§5). */
+  async function withUrls(data: RunData, who: Identity): Promise<RunData> {
+    type Completion = { evidence?: { kind: string; ref: string; sha256?: string; url?: string }[] };
+    const completions: Completion[] = Object.values(data.steps).flatMap((step) => [step, ...step.history]);
+    const refs = completions.flatMap((c) =>
+      (c.evidence ?? []).filter((e) => e.kind === "file").map((e) => e.ref),
+    );
+    if (refs.length === 0) return data;
+    const urls = await fileLinks.urls(who, refs);
+    const add = <E extends Completion>(c: E): E =>
       c.evidence
         ? {
             ...c,
-            evidence: c.evidence.map((e) =>
-              e.kind === "file" ? { ...e, url: fileUrls.sign(org, e.ref, now) } : e,
-            ),
+            evidence: c.evidence.map((e) => {
+              const url = e.kind === "file" ? urls.get(e.ref) : undefined;
+              return url === undefined ? e : { ...e, url };
+            }),
           }
         : c;
+    const steps: RunData["steps"] = {};
     for (const [id, step] of Object.entries(data.steps))
       steps[id] = { ...add(step), history: step.history.map(add) };
     return { inputs: data.inputs, steps };
   }
 
   /** A run view with a short-lived `url` on each file evidence item of its run data (§5). */
-  function viewWithUrls(result: ToolResult<RunView>, org: string): ToolResult<RunView> {
+  async function viewWithUrls(result: ToolResult<RunView>, who: Identity): Promise<ToolResult<RunView>> {
     if (!result.ok || !result.data?.data || !("steps" in result.data.data)) return result;
-    return ok({ ...result.data, data: withUrls(result.data.data, org) });
+    return ok({ ...result.data, data: await withUrls(result.data.data, who) });
   }
 
   /** A claim with a short-lived `url` on each file evidence item of its run data (§5). */
-  function claimWithUrls(result: ToolResult<ClaimResult>, org: string): ToolResult<ClaimResult> {
+  async function claimWithUrls(
+    result: ToolResult<ClaimResult>,
+    who: Identity,
+  ): Promise<ToolResult<ClaimResult>> {
     if (!result.ok || !result.data?.data || !("steps" in result.data.data)) return result;
-    return ok({ ...result.data, data: withUrls(result.data.data, org) });
+    return ok({ ...result.data, data: await withUrls(result.data.data, who) });
   }
 
+  /**
+   * `upload` (tools.md upload, §5) without a shared disk: the gateway checks the arguments, asks the
+   * evidence service for an intent (written to PostgreSQL before the PUT, or the earlier answer of
+   * this `requestId`), writes the bytes to the blob store itself, then has the evidence service
+   * record the file. Bytes never cross the bus. A store that is down is `retry` with nothing
+   * recorded: the intent is dropped again.
+   */
   async function upload(args: ToolArgs["upload"], who: Identity): Promise<ToolResult<UploadResult>> {
-    const text = args.contentBase64.replace(/\s+/g, "");
-    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 === 1) {
+    const checked = checkUpload(args, settings.maxUploadBytes);
+    if (!checked.ok) {
       return fail(
-        protocolError("invalid", "contentBase64 is not base64", ["contentBase64: not valid base64"]),
+        protocolError("invalid", "the upload cannot be stored; fix every issue listed", checked.issues),
       );
     }
-    const bytes = Buffer.from(text, "base64");
-    if (bytes.length > settings.maxUploadBytes) {
-      return fail(
-        protocolError("invalid", "the file is larger than this server accepts", [
-          `contentBase64: ${bytes.length} bytes, over describe.maxUploadBytes (${settings.maxUploadBytes})`,
-        ]),
-      );
-    }
+    const bytes = checked.bytes;
     const sha256 = sha256Hex(bytes);
-    await blobs.put(blobKey(who.org, sha256), bytes);
     // The bytes are fingerprinted by their hash, so a replay is compared without keeping them.
     const fingerprint = requestFingerprint(
       "upload",
       { fileName: args.fileName, contentType: args.contentType, sha256 },
       who,
     );
-    const payload = {
+    const intent = await ask(
+      call(
+        bus,
+        CONTRACTS.evidence,
+        { op: "intent", requestId: args.requestId, fingerprint, sha256, bytes: bytes.length },
+        sent(who),
+      ),
+    );
+    if (!intent.ok) return intent;
+    if (intent.data.kind === "replay") return intent.data.result;
+    const intentId = intent.data.intentId;
+    let put: PutResult;
+    try {
+      put = await blobs.put(blobKey(who.org, sha256), bytes);
+    } catch (error) {
+      log.warn({ err: String(error), store: blobs.location }, "upload: the file store failed");
+      await ask(call(bus, CONTRACTS.evidence, { op: "abandon", intentId }, sent(who)));
+      return fail(
+        protocolError(
+          "retry",
+          "the file store cannot be reached now; nothing was stored; retry with the same requestId",
+        ),
+      );
+    }
+    const register = {
       op: "register",
       requestId: args.requestId,
       fingerprint,
@@ -207,8 +241,10 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
       contentType: args.contentType,
       sha256,
       bytes: bytes.length,
+      intentId,
+      etag: put.etag,
     } as const;
-    return ask(call(bus, CONTRACTS.evidence, payload, sent(who)));
+    return ask(call(bus, CONTRACTS.evidence, register, sent(who)));
   }
 
   /** The claim a token carries, or `invalid` when the token does not verify (ARCHITECTURE "Check order on writes"). */
@@ -225,28 +261,28 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
     list_processes: (args, who) =>
       ask(call(bus, CONTRACTS.registry, { op: "list_processes", args }, sent(who))),
     get_run: async (args, who) =>
-      viewWithUrls(await ask(call(bus, CONTRACTS.engineRead, { tool: "get_run", args }, sent(who))), who.org),
+      viewWithUrls(await ask(call(bus, CONTRACTS.engineRead, { tool: "get_run", args }, sent(who))), who),
     get_work: (args, who) => ask(call(bus, CONTRACTS.engineRead, { tool: "get_work", args }, sent(who))),
     list_runs: (args, who) => ask(call(bus, CONTRACTS.engineRead, { tool: "list_runs", args }, sent(who))),
     start_run: async (args, who) => {
       const runId = settings.runIdFor(who.org, args.requestId);
-      return viewWithUrls(await write({ tool: "start_run", args, runId }, who), who.org);
+      return viewWithUrls(await write({ tool: "start_run", args, runId }, who), who);
     },
     claim: async (args, who) =>
-      claimWithUrls(await write({ tool: "claim", args, runId: args.runId }, who), who.org),
+      claimWithUrls(await write({ tool: "claim", args, runId: args.runId }, who), who),
     decide: async (args, who) =>
-      viewWithUrls(await write({ tool: "decide", args, runId: args.runId }, who), who.org),
+      viewWithUrls(await write({ tool: "decide", args, runId: args.runId }, who), who),
     cancel: async (args, who) =>
-      viewWithUrls(await write({ tool: "cancel", args, runId: args.runId }, who), who.org),
+      viewWithUrls(await write({ tool: "cancel", args, runId: args.runId }, who), who),
     send_event: (args, who) => write({ tool: "send_event", args, runId: args.runId }, who),
     renew: (args, who) => withToken(args.token, (claim) => write({ tool: "renew", args, ...claim }, who)),
     submit: (args, who) =>
       withToken(args.token, async (claim) =>
-        viewWithUrls(await write({ tool: "submit", args, ...claim }, who), who.org),
+        viewWithUrls(await write({ tool: "submit", args, ...claim }, who), who),
       ),
     escalate: (args, who) =>
       withToken(args.token, async (claim) =>
-        viewWithUrls(await write({ tool: "escalate", args, ...claim }, who), who.org),
+        viewWithUrls(await write({ tool: "escalate", args, ...claim }, who), who),
       ),
     upload: (args, who) => upload(args, who),
   };

@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import type { Clock } from "@baton/clock";
 import { type Db, notificationDeliveries, webhookSubscriptions } from "@baton/db";
-import type { Logger } from "@baton/kit";
+import { type Logger, WakeableSleep } from "@baton/kit";
 import { and, eq, sql } from "drizzle-orm";
 import { nextAttemptAt, type RetryPolicy } from "./backoff.ts";
 import type { Mailer } from "./mailer.ts";
@@ -94,14 +94,14 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
   const perDestination = new Map<string, number>();
   let stopped = false;
   let loopDone: Promise<void> = Promise.resolve();
-  let wakeUp: (() => void) | null = null;
+  const sleeper = new WakeableSleep();
   let woken = false;
   let sentOnce = false;
   const ms = (n: number) => sql`(${n}::double precision * interval '1 millisecond')`;
 
   const wake = () => {
     woken = true;
-    wakeUp?.();
+    sleeper.wake();
   };
 
   const busy = () =>
@@ -346,15 +346,7 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
       }
       if (stopped) return;
       if (woken || delay === 0) continue;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          wakeUp = null;
-          resolve();
-        };
-        const timer = setTimeout(done, delay);
-        wakeUp = done;
-      });
+      await sleeper.sleep(delay);
     }
   }
 

@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import { CONTRACTS, call } from "@baton/bus";
 import { timers } from "@baton/db";
-import { DEFAULT_ATTEMPT_MS } from "@baton/kit";
+import { DEFAULT_ATTEMPT_MS, WakeableSleep } from "@baton/kit";
 import { partitionOf } from "@baton/protocol";
 import { sql } from "drizzle-orm";
 import type { SchedulerDeps, Settled } from "./app.ts";
@@ -54,11 +54,11 @@ export function createDelivery(deps: SchedulerDeps): TimerDelivery {
   const { db, bus, clock, mover, log, settings, faults } = deps;
   let stopped = false;
   let loopDone: Promise<void> = Promise.resolve();
-  let wakeUp: (() => void) | null = null;
+  const sleeper = new WakeableSleep();
   let tookOnce = false;
   let sentOnce = false;
 
-  const wake = () => wakeUp?.();
+  const wake = () => sleeper.wake();
   const ms = (n: number) => sql`(${n}::double precision * interval '1 millisecond')`;
 
   /**
@@ -223,15 +223,7 @@ export function createDelivery(deps: SchedulerDeps): TimerDelivery {
         log.warn({ err: String(error) }, "scheduler round failed");
       }
       if (stopped) return;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          wakeUp = null;
-          resolve();
-        };
-        const timer = setTimeout(done, delay);
-        wakeUp = done;
-      });
+      await sleeper.sleep(delay);
     }
   }
 

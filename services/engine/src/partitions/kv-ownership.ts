@@ -92,7 +92,7 @@ export class KvPartitionOwnership implements PartitionOwnership {
       })
       .catch((error) => {
         this.failed = true;
-        this.options.log.warn({ err: String(error) }, "partition ownership round failed");
+        this.options.log.warn({ err: String(error) }, "partition lease round failed");
       })
       .finally(() => {
         this.busy = false;
@@ -127,7 +127,7 @@ export class KvPartitionOwnership implements PartitionOwnership {
         continue;
       }
       this.owned.delete(p);
-      this.options.log.warn({ partition: p }, "partition ownership lost");
+      this.options.log.warn({ partition: p }, "partition lease lost");
       await this.release?.(p);
     }
     while (this.owned.size > share) {

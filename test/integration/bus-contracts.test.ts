@@ -32,6 +32,8 @@ let bus: NatsBus;
 
 beforeAll(async () => {
   baton = await startDistributed();
+  // The notifier is not part of the default deployment: one replica, for its subject.
+  baton.serve("notifier");
   bus = await NatsBus.connect(NATS_URL, "baton-test-contracts", baton.namespace);
 });
 afterAll(async () => {
@@ -41,7 +43,8 @@ afterAll(async () => {
 
 /** Sends `payload` on `subject` as it is (no contract checks), with retries while nobody serves it yet. */
 function raw(subject: string, payload: unknown, identity: Identity | null = OPERATOR): Promise<unknown> {
-  const deadline = Date.now() + 20_000;
+  // Long enough for a service still starting on a busy machine (the notifier starts last).
+  const deadline = Date.now() + 60_000;
   return requestWithRetry(bus, subject, envelope("test.malformed", identity, payload, deadline));
 }
 
@@ -123,6 +126,13 @@ const CASES: {
     issues: ["payload.refs: expected array, got string"],
     valid: () => call(bus, CONTRACTS.evidence, { op: "get", id: "f_none" }, asOperator()),
     answer: null,
+  },
+  {
+    subject: SUBJECTS.notifier,
+    malformed: { op: "webhook_remove" },
+    issues: ["payload.id: required"],
+    valid: () => call(bus, CONTRACTS.notifier, { op: "webhook_list" }, asOperator()),
+    answer: { ok: true, data: { webhooks: [] } },
   },
   {
     subject: SUBJECTS.scheduler,

@@ -1,7 +1,7 @@
 // Publishing each commit's domain events from the outbox table to NATS JetStream.
 import type { Bus } from "@baton/bus";
 import type { Clock } from "@baton/clock";
-import { type Db, outbox } from "@baton/db";
+import { type Db, outbox, rowsOf } from "@baton/db";
 import type { Logger } from "@baton/kit";
 import { and, isNotNull, lt, sql } from "drizzle-orm";
 
@@ -75,9 +75,7 @@ export class OutboxRelay {
         const rows = await tx.execute(
           sql`select id, subject, payload from ${outbox} where published_at is null order by id limit ${batch} for update skip locked`,
         );
-        const list = (
-          rows as unknown as { rows: { id: number | string; subject: string; payload: unknown }[] }
-        ).rows;
+        const list = rowsOf<{ id: number | string; subject: string; payload: unknown }>(rows);
         // Sent in id order on one connection; their acknowledgements are awaited together.
         await Promise.all(
           list.map((row) =>

@@ -1,6 +1,6 @@
 // The engine's PostgreSQL: runs, versions, idempotency records, and the one-statement commit.
 import { SUBJECTS } from "@baton/bus";
-import { type Db, idempotency, processVersions, runs } from "@baton/db";
+import { type Db, idempotency, processVersions, rowsOf, runs } from "@baton/db";
 import {
   type DomainEvent,
   indexRows,
@@ -263,7 +263,7 @@ export class EngineStore {
     let outcome: string | undefined;
     try {
       const result = await this.db.execute(sql`select baton_commit(${text}::jsonb) as outcome`);
-      outcome = (result as unknown as { rows: { outcome: string }[] }).rows[0]?.outcome;
+      outcome = rowsOf<{ outcome: string }>(result)[0]?.outcome;
     } catch (error) {
       if (isFenceLost(error)) throw new FenceLost();
       throw error;

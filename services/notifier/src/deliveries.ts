@@ -1,7 +1,7 @@
 // Sending due deliveries (issue #11): hold, send, record — any number of replicas over one table.
 import { randomUUID } from "node:crypto";
 import type { Clock } from "@baton/clock";
-import { type Db, notificationDeliveries, webhookSubscriptions } from "@baton/db";
+import { type Db, notificationDeliveries, rowsOf, webhookSubscriptions } from "@baton/db";
 import { type Logger, WakeableSleep } from "@baton/kit";
 import { and, eq, sql } from "drizzle-orm";
 import { nextAttemptAt, type RetryPolicy } from "./backoff.ts";
@@ -73,7 +73,6 @@ interface Held {
   data: Record<string, unknown>;
 }
 
-const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows;
 const time = (v: Date | string) => (v instanceof Date ? v.getTime() : new Date(v).getTime());
 
 /**

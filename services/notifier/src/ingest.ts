@@ -5,6 +5,7 @@ import {
   groupEmails,
   notificationDeliveries,
   notificationEvents,
+  rowsOf,
   webhookSubscriptions,
 } from "@baton/db";
 import type { Logger } from "@baton/kit";
@@ -25,8 +26,6 @@ export interface IngestDeps {
 
 /** What became of one event: its deliveries were created now, it had been read before, or nobody hears of its type. */
 export type Ingested = { outcome: "new"; pending: number } | { outcome: "seen" } | { outcome: "ignored" };
-
-const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows;
 
 /**
  * Builds the function that reads one event. It is idempotent on the event's id (its outbox row):

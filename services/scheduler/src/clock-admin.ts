@@ -1,12 +1,11 @@
 // The manual clock's admin calls (issue #5): read the time; move it, then apply every timer that fell due.
 import type { ClockReply, Envelope, SchedulerCall } from "@baton/bus";
 import { AdvanceConflict, type ClockMove, type ClockMover } from "@baton/clock";
-import { runJournal } from "@baton/db";
+import { rowsOf, runJournal } from "@baton/db";
 import { iso } from "@baton/process";
 import { fail, ok, protocolError, type ToolResult } from "@baton/protocol";
 import { sql } from "drizzle-orm";
 import type { SchedulerDeps, Settled } from "./app.ts";
-import { rowsOf } from "./delivery.ts";
 
 /** The longest manual-clock step one call accepts: 100 years, far inside what a `Date` holds. */
 const MAX_ADVANCE_MS = 100 * 365 * 24 * 3_600_000;

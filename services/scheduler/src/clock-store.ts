@@ -1,5 +1,5 @@
 import { type ClockMover, ManualClock, type ManualClockState, planAdvance } from "@baton/clock";
-import { type Db, runs, settings } from "@baton/db";
+import { type Db, rowsOf, runs, settings } from "@baton/db";
 import { iso } from "@baton/process";
 import { eq, sql } from "drizzle-orm";
 
@@ -48,7 +48,7 @@ export async function saveManualState(db: Db, state: ManualClockState): Promise<
  */
 export async function latestDataTime(db: Db): Promise<number | null> {
   const result = await db.execute(sql`select max(${runs.updatedAt}) as latest from ${runs}`);
-  const latest = (result as unknown as { rows: { latest: Date | string | null }[] }).rows[0]?.latest;
+  const latest = rowsOf<{ latest: Date | string | null }>(result)[0]?.latest;
   return latest === null || latest === undefined ? null : new Date(latest).getTime();
 }
 

@@ -1,7 +1,7 @@
 // Timer delivery: due timers taken from PostgreSQL and ticked to the engine partition owning each run.
 import { randomUUID } from "node:crypto";
 import { CONTRACTS, call } from "@baton/bus";
-import { timers } from "@baton/db";
+import { rowsOf, timers } from "@baton/db";
 import { DEFAULT_ATTEMPT_MS, WakeableSleep } from "@baton/kit";
 import { partitionOf } from "@baton/protocol";
 import { sql } from "drizzle-orm";
@@ -10,9 +10,6 @@ import type { SchedulerDeps, Settled } from "./app.ts";
 type Delivery = "committed" | "unchanged" | "failed";
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** The rows of a raw query's result. */
-export const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows;
 
 /** The running delivery loop, and a way to apply what is due now. */
 export interface TimerDelivery {

@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import { CONTRACTS, call } from "@baton/bus";
 import { rowsOf, timers } from "@baton/db";
-import { DEFAULT_ATTEMPT_MS, WakeableSleep } from "@baton/kit";
+import { DEFAULT_ATTEMPT_MS, ServiceLoop } from "@baton/kit";
 import { partitionOf } from "@baton/protocol";
 import { sql } from "drizzle-orm";
 import type { SchedulerDeps, Settled } from "./app.ts";
@@ -49,13 +49,9 @@ export interface TimerDelivery {
  */
 export function createDelivery(deps: SchedulerDeps): TimerDelivery {
   const { db, bus, clock, mover, log, settings, faults } = deps;
-  let stopped = false;
-  let loopDone: Promise<void> = Promise.resolve();
-  const sleeper = new WakeableSleep();
   let tookOnce = false;
   let sentOnce = false;
 
-  const wake = () => sleeper.wake();
   const ms = (n: number) => sql`(${n}::double precision * interval '1 millisecond')`;
 
   /**
@@ -189,7 +185,7 @@ export function createDelivery(deps: SchedulerDeps): TimerDelivery {
       const committed = await pass(dueBy, deadline);
       ticks += committed;
       const pending = await countDue(dueBy);
-      if (pending === 0 || stopped) return { ticks, pending };
+      if (pending === 0 || loop.stopped) return { ticks, pending };
       if (Date.now() >= deadline) return { ticks, pending };
       // What is left is held by another replica, or backed off (not due on the engine's clock yet).
       idle = committed > 0 ? 0 : idle + 1;
@@ -209,31 +205,23 @@ export function createDelivery(deps: SchedulerDeps): TimerDelivery {
     return Math.min(Math.max(delay, 20), settings.pollMs);
   }
 
-  async function loop(): Promise<void> {
-    while (!stopped) {
-      let delay = settings.pollMs;
-      try {
-        const committed = await pass(clock.now(), Number.POSITIVE_INFINITY);
-        if (committed > 0) log.info({ replica: settings.replicaId, committed }, "due timers applied");
-        delay = await nextDelay();
-      } catch (error) {
-        log.warn({ err: String(error) }, "scheduler round failed");
-      }
-      if (stopped) return;
-      await sleeper.sleep(delay);
+  /** One round of the loop: deliver what is due now; returns how long to sleep, ms. */
+  async function round(): Promise<number> {
+    try {
+      const committed = await pass(clock.now(), Number.POSITIVE_INFINITY);
+      if (committed > 0) log.info({ replica: settings.replicaId, committed }, "due timers applied");
+      return await nextDelay();
+    } catch (error) {
+      log.warn({ err: String(error) }, "scheduler round failed");
+      return settings.pollMs;
     }
   }
 
+  const loop = new ServiceLoop(round);
   return {
-    start() {
-      loopDone = loop();
-    },
-    wake,
-    async stop() {
-      stopped = true;
-      wake();
-      await loopDone;
-    },
+    start: () => loop.start(),
+    wake: () => loop.wake(),
+    stop: () => loop.stop(),
     settle,
   };
 }

@@ -9,6 +9,13 @@ import { defineConfig } from "vitest/config";
  * that fails because the machine was slow is a defect. Tests keep their own, shorter deadlines where
  * a wait can end, so a real hang still fails with a message that says what never happened.
  */
+/**
+ * Every typed bus `call` checks its payload and the reply against the catalog's contract (issue #9),
+ * in the test processes and in every service process a test starts (they inherit the environment).
+ * Services run without it, so the hot path parses each message once.
+ */
+const env = { BATON_BUS_CHECK_CALLS: "1" };
+
 export default defineConfig({
   test: {
     reporters: ["default", "./test/support/summary-reporter.ts"],
@@ -17,6 +24,7 @@ export default defineConfig({
       {
         test: {
           name: "unit",
+          env,
           include: ["libs/*/src/**/*.test.ts", "services/*/src/**/*.test.ts", "test/unit/**/*.test.ts"],
           testTimeout: 30_000,
         },
@@ -24,6 +32,7 @@ export default defineConfig({
       {
         test: {
           name: "integration",
+          env,
           include: [
             "test/e2e/**/*.test.ts",
             "test/conformance/**/*.test.ts",

@@ -125,14 +125,8 @@ export function statesOf(view: Data): Record<string, string | null> {
   return Object.fromEntries(view.steps.map((s: { id: string; state: string | null }) => [s.id, s.state]));
 }
 
-/** Asserts a refused result and returns its error. */
-export function refused(result: Result, code: string, issues?: string[]): Data {
-  expect(result.ok, `expected ${code}, got ${JSON.stringify(result).slice(0, 400)}`).toBe(false);
-  if (result.ok) return null;
-  expect(result.error.code).toBe(code);
-  if (issues) expect(result.error.issues).toEqual(issues);
-  return result.error;
-}
+/** Asserts a refused result and returns its error (the test support's one helper for it). */
+export { refused } from "../support/mcp.ts";
 
 /** One server under test with everything the scenarios need. */
 export class Harness {

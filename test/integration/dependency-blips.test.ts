@@ -1,6 +1,7 @@
 import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
-import { eventsStream, NatsClock } from "@baton/bus";
+import { eventsStream } from "@baton/bus";
+import { NatsClock } from "@baton/clock/nats";
 import { partitionOf } from "@baton/protocol";
 import { connect, type NatsConnection } from "nats";
 import pg from "pg";

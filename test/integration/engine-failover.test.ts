@@ -33,7 +33,7 @@ describe("engine fail-over under traffic (ARCHITECTURE rule 5, §4)", () => {
     for (;;) {
       orphaned.clear();
       owners.clear();
-      // Direct gets, not kv.keys(), which can hang while entries expire (see KvLeases.liveMembers).
+      // Direct gets, not kv.keys(), which can hang while entries expire (see KvPartitionOwnership.liveMembers).
       for (let p = 0; p < 16; p++) {
         const entry = await kv.get(`p.${p}`);
         const owner = entry?.operation === "PUT" ? entry.string() : "";

@@ -1,16 +1,15 @@
 import {
   type Bus,
-  type Clock,
   type EngineWrite,
   envelope,
   InProcessBus,
-  ManualClock,
   type SchedulerCall,
   SUBJECTS,
   type Subscription,
-  silentLogger,
 } from "@baton/bus";
+import { type Clock, ManualClock } from "@baton/clock";
 import { type Database, openEmbedded, runJournal, timers } from "@baton/db";
+import { silentLogger } from "@baton/kit";
 import { partitionOf } from "@baton/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import type { EngineService } from "../../services/engine/src/index.ts";
@@ -19,7 +18,7 @@ import {
   openManualClock,
   type SchedulerSettings,
 } from "../../services/scheduler/src/index.ts";
-import { DAY, HOUR } from "../support/clock.ts";
+import { DAY, HOUR, iso } from "../support/clock.ts";
 import { OPERATOR as operator, publishProcess, testEngine } from "../support/in-process.ts";
 
 /**
@@ -49,7 +48,6 @@ steps:
 `;
 
 const T0 = Date.parse("2026-10-06T09:00:00Z");
-const iso = (ms: number) => new Date(ms).toISOString();
 
 /** Rejects when `promise` has not settled within `ms` (so a test fails rather than hangs). */
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -99,7 +97,7 @@ async function world() {
 const SETTINGS: SchedulerSettings = {
   replicaId: "delivery",
   pollMs: 50,
-  claimMs: 30_000,
+  holdMs: 30_000,
   backoffMs: 1_000,
   batch: 1,
   concurrency: 4,

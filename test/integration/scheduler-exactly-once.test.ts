@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { envelope, NatsBus, requestWithRetry, SUBJECTS, type TickResult } from "@baton/bus";
+import { CONTRACTS, call, NatsBus } from "@baton/bus";
 import { partitionOf } from "@baton/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { processFolder } from "../support/clock.ts";
@@ -213,12 +213,12 @@ describe("scheduler exactly once — distributed (baton serve over NATS and Post
     try {
       const tick = () => {
         const deadline = Date.now() + 15_000;
-        return requestWithRetry(
+        return call(
           bus,
-          SUBJECTS.engineWrite(partitionOf(runId, 16)),
-          envelope("engine.tick", null, { tool: "tick", runId }, deadline),
-          deadline,
-        ) as Promise<TickResult>;
+          CONTRACTS.engineWrite,
+          { tool: "tick", runId },
+          { identity: null, deadline, partition: partitionOf(runId, 16) },
+        );
       };
       const both = await Promise.all([tick(), tick()]);
       expect(both.map((r) => r.committed).sort()).toEqual([false, true]);

@@ -1,10 +1,12 @@
-import { type EngineWrite, envelope, InProcessBus, ManualClock, silentLogger } from "@baton/bus";
+import { type EngineWrite, envelope, InProcessBus } from "@baton/bus";
+import { ManualClock } from "@baton/clock";
 import { type Database, openEmbedded } from "@baton/db";
+import { silentLogger } from "@baton/kit";
 import type { Identity } from "@baton/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EngineService } from "../../services/engine/src/index.ts";
 import { createScheduler, type SchedulerService } from "../../services/scheduler/src/index.ts";
-import { HOUR, MINUTE } from "../support/clock.ts";
+import { HOUR, iso, MINUTE } from "../support/clock.ts";
 import { OPERATOR as operator, publishProcess, testEngine } from "../support/in-process.ts";
 
 /**
@@ -40,7 +42,6 @@ steps:
 `;
 
 const T0 = Date.parse("2026-10-06T09:00:00Z");
-const iso = (ms: number) => new Date(ms).toISOString();
 const sender: Identity = { org: "default", kind: "agent", id: "a_sender", groups: [], operator: false };
 
 describe("wait_for time-out racing send_event (in process, manual clock)", () => {
@@ -67,7 +68,7 @@ describe("wait_for time-out racing send_event (in process, manual clock)", () =>
         replicaId: "race",
         clockOrg: "default",
         pollMs: 1_000,
-        claimMs: 30_000,
+        holdMs: 30_000,
         backoffMs: 1_000,
         partitions: 4,
         batch: 100,

@@ -1,7 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
-import { envelope, eventsStream, NatsBus, NatsClock, type SchedulerCall, silentLogger } from "@baton/bus";
+import { envelope, eventsStream, NatsBus, type SchedulerCall } from "@baton/bus";
+import { NatsClock } from "@baton/clock/nats";
 import { type Database, openEmbedded, runJournal } from "@baton/db";
+import { silentLogger } from "@baton/kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createScheduler } from "../../services/scheduler/src/index.ts";
 import { HOUR } from "../support/clock.ts";
@@ -179,7 +181,7 @@ describe("shared manual clock on NATS (review of issue #5)", () => {
           replicaId: "shared-clock",
           clockOrg: "default",
           pollMs: 60_000,
-          claimMs: 30_000,
+          holdMs: 30_000,
           backoffMs: 200,
           batch: 100,
           concurrency: 4,

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type DevIssuer, mintDevToken, type TokenClaims } from "@baton/auth";
-import { silentLogger } from "@baton/bus";
+import { silentLogger } from "@baton/kit";
 import { TOOL_NAMES, type ToolName, type ToolResult } from "@baton/protocol";
 import fc from "fast-check";
 import { generateKeyPair, importJWK, SignJWT } from "jose";

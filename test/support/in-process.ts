@@ -1,5 +1,7 @@
-import { type Bus, type Clock, envelope, silentLogger } from "@baton/bus";
+import { type Bus, envelope } from "@baton/bus";
+import type { Clock } from "@baton/clock";
 import type { Db } from "@baton/db";
+import { silentLogger } from "@baton/kit";
 import { DEFAULTS, type Identity, OFFERED_PROFILES, OFFERED_TOOLS, type ToolResult } from "@baton/protocol";
 import { AllPartitions, createEngine, type EngineService } from "../../services/engine/src/index.ts";
 import { createRegistry } from "../../services/registry/src/index.ts";

@@ -2,11 +2,25 @@ import { randomUUID } from "node:crypto";
 import { NEW_REQUEST_ID, type ToolName, type ToolResult } from "@baton/protocol";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { expect } from "vitest";
 import { schemaProblems } from "./schemas.ts";
 
 /** A result whose `data` the test reads freely. */
 // biome-ignore lint/suspicious/noExplicitAny: tests read response shapes dynamically
 export type Result = ToolResult<any>;
+
+/**
+ * Asserts a refused result with error `code` (and exactly `issues`, when given) and returns its error,
+ * for the assertions a test adds; the one protocol-error check every suite uses (§4.3).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: tests read the error's fields freely
+export function refused(result: Result, code: string, issues?: string[]): any {
+  expect(result.ok, `expected ${code}, got ${JSON.stringify(result).slice(0, 400)}`).toBe(false);
+  if (result.ok) return null;
+  expect(result.error.code, JSON.stringify(result.error)).toBe(code);
+  if (issues) expect(result.error.issues).toEqual(issues);
+  return result.error;
+}
 
 /**
  * A real MCP SDK client over Streamable HTTP with a bearer token. Every response is validated against

@@ -1,4 +1,5 @@
-import type { Identity } from "@baton/protocol";
+import type { Logger } from "@baton/kit";
+import { formatArgIssues, type Identity } from "@baton/protocol";
 import { z } from "zod";
 
 /**
@@ -12,7 +13,11 @@ export interface Envelope<P = unknown> {
   type: string;
   /** A unique message id, for logs and traces. */
   id: string;
-  /** W3C `traceparent` of the caller's span, when tracing is on. */
+  /**
+   * W3C `traceparent` of the caller's span (`trace.ts`): set by every typed `call`, carried on both
+   * transports (NATS also mirrors it in the `traceparent` message header). Absent from envelopes
+   * built by hand; a receiver that cannot read it starts a new trace.
+   */
   trace?: string;
   /** The verified caller, or null for server-internal calls (scheduler, admin). */
   identity: Identity | null;
@@ -39,8 +44,28 @@ export const EnvelopeSchema = z.object({
   payload: z.unknown(),
 });
 
-/** What travels back: the handler's value, or why it failed (never a protocol error: those are values). */
-export type Reply = { ok: true; value: unknown } | { ok: false; message: string; retryable: boolean };
+/**
+ * A message that broke its subject's schema, as it travels back (issue #9): never handled, never
+ * retried. `subject` is the logical subject it was sent on; `issues` say what is wrong, one per
+ * problem, as `path: problem` (`payload.args.stepId: required`, `identity: required`).
+ */
+export interface MalformedReply {
+  ok: false;
+  code: "invalid";
+  subject: string;
+  message: string;
+  issues: string[];
+  retryable: false;
+}
+
+/**
+ * What travels back: the handler's value, or why it failed (never a protocol error: those are
+ * values), or why the message was not handled at all ({@link MalformedReply}).
+ */
+export type Reply =
+  | { ok: true; value: unknown }
+  | { ok: false; message: string; retryable: boolean }
+  | MalformedReply;
 
 /** A handler: returns the reply value, or throws (unexpected failure). */
 export type Handler = (envelope: Envelope) => Promise<unknown>;
@@ -68,6 +93,46 @@ export class BusRemoteError extends Error {
   }
 }
 
+/**
+ * A message broke its subject's schema (issue #9): thrown by the typed `serve` before the handler
+ * would see it (and answered as a {@link MalformedReply}), by {@link Bus.request} when the answer
+ * is one, and by a typed `call` whose checks are on when its payload or reply breaks the schema.
+ */
+export class MalformedMessage extends BusRemoteError {
+  override name = "MalformedMessage";
+  readonly code = "invalid";
+
+  constructor(
+    subject: string,
+    readonly issues: string[],
+  ) {
+    super(
+      subject,
+      `the message does not match the schema of ${subject}: ${issues.slice(0, 5).join("; ")}`,
+      false,
+    );
+  }
+
+  /** The wire form of this refusal. */
+  reply(): MalformedReply {
+    return {
+      ok: false,
+      code: "invalid",
+      subject: this.subject,
+      message: this.message,
+      issues: this.issues,
+      retryable: false,
+    };
+  }
+}
+
+/** zod issues as `path: problem` lines, every one, under `prefix` (e.g. `payload`). */
+export function issuesOf(issues: readonly z.core.$ZodIssue[], prefix?: string): string[] {
+  return formatArgIssues(
+    prefix === undefined ? issues : issues.map((i) => ({ ...i, path: [prefix, ...i.path] })),
+  );
+}
+
 /** Throw this from a handler when a retry can succeed (a lost fence, a database hiccup). */
 export class RetryableError extends Error {
   override name = "RetryableError";
@@ -91,21 +156,37 @@ export interface Bus {
   close(): Promise<void>;
 }
 
-/** Runs a handler and turns its outcome into a {@link Reply}. */
-export async function runHandler(handler: Handler, raw: unknown): Promise<Reply> {
-  const parsed = EnvelopeSchema.safeParse(raw);
-  if (!parsed.success) return { ok: false, message: "malformed envelope", retryable: false };
+/**
+ * Runs a handler on a message that arrived on `subject` and turns its outcome into a {@link Reply}.
+ * An envelope whose frame is malformed is answered {@link MalformedReply} without running the
+ * handler, and told to `log` once (the payload is the typed `serve`'s to check, and to log).
+ */
+export async function runHandler(
+  subject: string,
+  handler: Handler,
+  raw: unknown,
+  log?: Logger,
+): Promise<Reply> {
+  const parsed = EnvelopeSchema.safeParse(raw, { reportInput: true });
+  if (!parsed.success) {
+    const refused = new MalformedMessage(subject, issuesOf(parsed.error.issues));
+    log?.warn({ subject, issues: refused.issues }, "malformed envelope refused");
+    return refused.reply();
+  }
   try {
+    // The frame was checked just above; the payload is the handler's (typed `serve`) to check.
     const value = await handler(parsed.data as Envelope);
     return { ok: true, value };
   } catch (error) {
+    if (error instanceof MalformedMessage) return error.reply();
     const message = error instanceof Error ? error.message : String(error);
     return { ok: false, message, retryable: error instanceof RetryableError };
   }
 }
 
-/** Unwraps a {@link Reply} or throws {@link BusRemoteError}. */
+/** Unwraps a {@link Reply} or throws {@link BusRemoteError} ({@link MalformedMessage} for a malformed message). */
 export function unwrapReply(subject: string, reply: Reply): unknown {
   if (reply.ok) return reply.value;
+  if ("code" in reply && reply.code === "invalid") throw new MalformedMessage(reply.subject, reply.issues);
   throw new BusRemoteError(subject, reply.message, reply.retryable);
 }

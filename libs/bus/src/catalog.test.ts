@@ -1,102 +1,220 @@
-import { describe, expect, it } from "vitest";
-import { type Bus, BusRemoteError, BusUnavailable, type Envelope } from "./bus.ts";
-import { envelope, requestWithRetry } from "./catalog.ts";
+import type { Logger } from "@baton/kit";
+import type { Identity } from "@baton/protocol";
+import { afterEach, describe, expect, it } from "vitest";
+import { MalformedMessage, runHandler } from "./bus.ts";
+import { CONTRACTS, SUBJECTS } from "./catalog.ts";
+import { call, serve, setCallChecks } from "./contract.ts";
 import { InProcessBus } from "./in-process.ts";
+import { envelope, requestWithRetry } from "./retry.ts";
+import { childTraceparent, newTraceparent, TRACEPARENT } from "./trace.ts";
 
 /**
- * Per-attempt time-outs (issue #8, part 4): a call sent to a replica that died or stalled with it
- * is sent again, and reaches whichever replica serves the subject then, within the call deadline.
+ * Issue #9: one contract per bus message. A typed `serve` checks every message before its handler
+ * sees it and answers one that breaks the schema with a structured error naming the subject and the
+ * issues (logged once); a typed `call` is checked by the compiler, and by the contract when its
+ * checks are on (tests); the envelope carries W3C trace context.
  */
 
-/** A bus whose replies are scripted per attempt: `lost` never answers (a replica killed with it). */
-function scripted(script: ("lost" | "no_responders" | "fatal" | { value: unknown })[]) {
-  const seen: { id: string; timeoutMs: number }[] = [];
-  const bus: Pick<Bus, "request"> = {
-    async request(subject: string, env: Envelope, timeoutMs: number) {
-      seen.push({ id: env.id, timeoutMs });
-      const step = script[Math.min(seen.length - 1, script.length - 1)];
-      if (step === "lost") {
-        await new Promise((r) => setTimeout(r, timeoutMs));
-        throw new BusUnavailable(subject, "timeout");
-      }
-      if (step === "no_responders") throw new BusUnavailable(subject, "no_responders");
-      if (step === "fatal") throw new BusRemoteError(subject, "boom", false);
-      return step?.value;
-    },
-  };
-  return { bus: bus as Bus, seen };
+const WHO: Identity = { org: "default", kind: "agent", id: "a_1", groups: [], operator: false };
+const soon = () => Date.now() + 5_000;
+
+/** A logger that keeps its warnings. */
+function recording(): Logger & { warnings: unknown[] } {
+  const warnings: unknown[] = [];
+  return { warnings, info() {}, error() {}, debug() {}, warn: (obj) => void warnings.push(obj) };
 }
 
-const noSleep = async () => undefined;
+afterEach(() => {
+  setCallChecks(true);
+});
 
-describe("requestWithRetry: per-attempt time-outs (issue #8, part 4)", () => {
-  it("sends the same envelope again when an attempt gets no reply, and returns the new owner's answer", async () => {
-    const { bus, seen } = scripted(["lost", "no_responders", "no_responders", { value: "served" }]);
-    const deadline = Date.now() + 10_000;
-    const env = envelope("engine.claim", null, {}, deadline);
-    const value = await requestWithRetry(bus, "engine.p3", env, deadline, { attemptMs: 20, sleep: noSleep });
-    expect(value).toBe("served");
-    expect(seen.map((s) => s.id)).toEqual([env.id, env.id, env.id, env.id]);
-    expect(seen.every((s) => s.timeoutMs <= 20)).toBe(true);
-  });
-
-  it("without attemptMs, one attempt waits until the deadline (calls whose resend is not harmless)", async () => {
-    const { bus, seen } = scripted(["lost"]);
-    const deadline = Date.now() + 60;
-    const env = envelope("registry.import", null, {}, deadline);
-    await expect(requestWithRetry(bus, "registry", env, deadline, { sleep: noSleep })).rejects.toThrow(
-      BusUnavailable,
+describe("serve: a message that breaks its subject's schema never reaches the handler (issue #9)", () => {
+  it("answers a malformed payload with MalformedMessage naming the subject and every issue, logged once", async () => {
+    const bus = new InProcessBus();
+    const log = recording();
+    let handled = 0;
+    serve(
+      bus,
+      CONTRACTS.engineRead,
+      async () => {
+        handled++;
+        return { ok: true, data: { items: [], nextCursor: null } };
+      },
+      { log },
     );
-    expect(seen).toHaveLength(1);
+    const bad = envelope("engine.get_run", WHO, { tool: "get_run", args: { runId: 7, extra: true } }, soon());
+    const refused = await requestWithRetry(bus, SUBJECTS.engineRead, bad).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(MalformedMessage);
+    expect(refused).toMatchObject({
+      code: "invalid",
+      subject: "engine.read",
+      retryable: false,
+      issues: [
+        "payload.args.runId: expected string, got number",
+        "payload.args.extra: not an argument of this tool",
+      ],
+    });
+    expect(handled).toBe(0);
+    expect(log.warnings).toHaveLength(1);
+    expect(log.warnings[0]).toMatchObject({
+      subject: "engine.read",
+      issues: (refused as MalformedMessage).issues,
+    });
+    // The service keeps serving.
+    const fine = envelope("engine.get_run", WHO, { tool: "get_run", args: { runId: "r_1" } }, soon());
+    expect(await requestWithRetry(bus, SUBJECTS.engineRead, fine)).toEqual({
+      ok: true,
+      data: { items: [], nextCursor: null },
+    });
+    expect(handled).toBe(1);
+    await bus.close();
   });
 
-  it("gives up with the last failure when the deadline passes, never later than one attempt past it", async () => {
-    const { bus, seen } = scripted(["lost"]);
-    const deadline = Date.now() + 100;
-    const env = envelope("engine.claim", null, {}, deadline);
-    await expect(
-      requestWithRetry(bus, "engine.p3", env, deadline, { attemptMs: 30, sleep: noSleep }),
-    ).rejects.toMatchObject({ reason: "timeout" });
-    expect(seen.length).toBeGreaterThan(1);
-    // Every attempt's wait fits in what was left of the deadline when it was sent.
-    expect(seen.every((s) => s.timeoutMs <= 30)).toBe(true);
+  it("a subject that serves callers refuses an envelope without an identity; tick may come from the server", async () => {
+    const bus = new InProcessBus();
+    const log = recording();
+    serve(bus, CONTRACTS.registry, async () => ({ ok: true, data: { items: [], nextCursor: null } }), {
+      log,
+    });
+    serve(bus, CONTRACTS.engineWrite, async () => ({ committed: false, rev: null }), { log, partition: 3 });
+    const anonymous = envelope("registry.list_processes", null, { op: "list_processes", args: {} }, soon());
+    await expect(requestWithRetry(bus, SUBJECTS.registry, anonymous)).rejects.toMatchObject({
+      name: "MalformedMessage",
+      subject: "registry",
+      issues: ["identity: required: this subject serves callers"],
+    });
+    const tick = envelope("engine.tick", null, { tool: "tick", runId: "r_1" }, soon());
+    expect(await requestWithRetry(bus, SUBJECTS.engineWrite(3), tick)).toEqual({
+      committed: false,
+      rev: null,
+    });
+    await bus.close();
   });
 
-  it("does not resend a failure no retry can help", async () => {
-    const { bus, seen } = scripted(["fatal", { value: "never" }]);
-    const deadline = Date.now() + 10_000;
-    const env = envelope("engine.claim", null, {}, deadline);
-    await expect(
-      requestWithRetry(bus, "engine.p3", env, deadline, { attemptMs: 20, sleep: noSleep }),
-    ).rejects.toThrow(BusRemoteError);
-    expect(seen).toHaveLength(1);
+  it("a token tool's write must carry the claim id its token verified to", async () => {
+    const bus = new InProcessBus();
+    serve(bus, CONTRACTS.engineWrite, async () => ({ committed: false, rev: null }), {
+      log: recording(),
+      partition: 0,
+    });
+    const args = { token: "t", note: "help", requestId: "q_1" };
+    const noClaim = envelope("engine.escalate", WHO, { tool: "escalate", args, runId: "r_1" }, soon());
+    await expect(requestWithRetry(bus, SUBJECTS.engineWrite(0), noClaim)).rejects.toMatchObject({
+      issues: ["payload.claimId: required"],
+    });
+    await bus.close();
+  });
+
+  it("hands the handler the parsed request and the envelope with its trace", async () => {
+    const bus = new InProcessBus();
+    const seen: unknown[] = [];
+    serve(
+      bus,
+      CONTRACTS.evidence,
+      async (request, env) => {
+        seen.push(request, env.identity.org, env.trace);
+        return null;
+      },
+      { log: recording() },
+    );
+    const trace = newTraceparent();
+    const reply = await call(
+      bus,
+      CONTRACTS.evidence,
+      { op: "get", id: "f_1" },
+      { identity: WHO, deadline: soon(), trace },
+    );
+    expect(reply).toBeNull();
+    expect(seen[0]).toEqual({ op: "get", id: "f_1" });
+    expect(seen[1]).toBe("default");
+    const child = TRACEPARENT.exec(String(seen[2]));
+    expect(child?.[1]).toBe(TRACEPARENT.exec(trace)?.[1]);
+    expect(seen[2]).not.toBe(trace);
+    await bus.close();
   });
 });
 
-describe("InProcessBus: an envelope sent again while it is handled is handled once", () => {
-  it("joins the handling under way instead of starting it twice", async () => {
+describe("call: checked by the contract when its checks are on (tests)", () => {
+  it("refuses to send a payload that breaks the schema, and a reply that breaks it is MalformedMessage", async () => {
     const bus = new InProcessBus();
-    let handled = 0;
-    let finish: (v: string) => void = () => undefined;
-    bus.serve("slow", async () => {
-      handled++;
-      return new Promise<string>((resolve) => {
-        finish = resolve;
-      });
+    let sent = 0;
+    bus.serve(SUBJECTS.evidence, async () => {
+      sent++;
+      return { f_1: { status: "gone" } };
     });
-    const deadline = Date.now() + 10_000;
-    const env = envelope("slow", null, {}, deadline);
-    const answered = requestWithRetry(bus, "slow", env, deadline, { attemptMs: 10, sleep: noSleep });
-    await new Promise((r) => setTimeout(r, 50)); // several attempts time out meanwhile
-    finish("done");
-    expect(await answered).toBe("done");
-    expect(handled).toBe(1);
-    // A new envelope is a new call.
-    const second = requestWithRetry(bus, "slow", envelope("slow", null, {}, deadline), deadline);
-    await new Promise((r) => setTimeout(r, 10));
-    finish("again");
-    expect(await second).toBe("again");
-    expect(handled).toBe(2);
+    setCallChecks(true);
+    const bad = { op: "verify", refs: [1] } as unknown as { op: "verify"; refs: string[] };
+    await expect(
+      call(bus, CONTRACTS.evidence, bad, { identity: WHO, deadline: soon() }),
+    ).rejects.toMatchObject({
+      name: "MalformedMessage",
+      issues: ["payload.refs[0]: expected string, got number"],
+    });
+    expect(sent).toBe(0);
+    await expect(
+      call(bus, CONTRACTS.evidence, { op: "verify", refs: ["f_1"] }, { identity: WHO, deadline: soon() }),
+    ).rejects.toMatchObject({ name: "MalformedMessage", subject: "evidence" });
+    expect(sent).toBe(1);
+    // Checks off (a service): the reply is returned as it came, parsed once where it arrived.
+    setCallChecks(false);
+    expect(
+      await call(
+        bus,
+        CONTRACTS.evidence,
+        { op: "verify", refs: ["f_1"] },
+        { identity: WHO, deadline: soon() },
+      ),
+    ).toEqual({ f_1: { status: "gone" } });
     await bus.close();
+  });
+
+  it("every call carries a W3C traceparent: a new trace, or a child span of the one it was made for", async () => {
+    const bus = new InProcessBus();
+    const traces: (string | undefined)[] = [];
+    bus.serve(SUBJECTS.scheduler, async (env) => {
+      traces.push(env.trace);
+      return { ok: true, data: { now: new Date(0).toISOString(), manual: false } };
+    });
+    await call(bus, CONTRACTS.scheduler, { op: "now" }, { identity: null, deadline: soon() });
+    await call(bus, CONTRACTS.scheduler, { op: "now" }, { identity: null, deadline: soon() });
+    expect(traces.every((t) => t !== undefined && TRACEPARENT.test(t))).toBe(true);
+    expect(TRACEPARENT.exec(String(traces[0]))?.[1]).not.toBe(TRACEPARENT.exec(String(traces[1]))?.[1]);
+    await bus.close();
+  });
+});
+
+describe("the envelope's frame and the trace context", () => {
+  it("an envelope whose frame is malformed is answered with the structured error, never handled", async () => {
+    let handled = 0;
+    const reply = await runHandler(
+      "registry",
+      async () => {
+        handled++;
+        return null;
+      },
+      { type: "registry", id: "x", deadline: "soon", payload: {} },
+    );
+    expect(reply).toMatchObject({
+      ok: false,
+      code: "invalid",
+      subject: "registry",
+      retryable: false,
+      issues: ["identity: required", "deadline: expected number, got string"],
+    });
+    expect(handled).toBe(0);
+  });
+
+  it("a child keeps the trace id and flags with a new span id; an unreadable parent starts a new trace", () => {
+    const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    const child = childTraceparent(parent);
+    expect(child).toMatch(/^00-4bf92f3577b34da6a3ce929d0e0e4736-[0-9a-f]{16}-01$/);
+    expect(child).not.toBe(parent);
+    for (const unreadable of [
+      undefined,
+      "nonsense",
+      "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+    ])
+      expect(childTraceparent(unreadable)).toMatch(TRACEPARENT);
+    expect(childTraceparent("nonsense").split("-")[1]).not.toBe("00000000000000000000000000000000");
   });
 });

@@ -1,13 +1,5 @@
-import {
-  type Bus,
-  BusUnavailable,
-  type Envelope,
-  type Handler,
-  type Reply,
-  runHandler,
-  type Subscription,
-  unwrapReply,
-} from "./bus.ts";
+import type { Bus, Envelope, Handler, Reply, Subscription } from "./bus.ts";
+import { BusUnavailable, runHandler, unwrapReply } from "./bus.ts";
 
 /**
  * The in-process transport for `baton dev` (ARCHITECTURE rule 4). Messages are copied through JSON
@@ -36,7 +28,7 @@ export class InProcessBus implements Bus {
     if (!handled) {
       const handler = route.handlers[route.next++ % route.handlers.length] as Handler;
       const wire = JSON.parse(JSON.stringify(envelope)) as unknown;
-      const running = runHandler(handler, wire).finally(() => this.handling.delete(envelope.id));
+      const running = runHandler(subject, handler, wire).finally(() => this.handling.delete(envelope.id));
       this.handling.set(envelope.id, running);
       handled = running;
     }

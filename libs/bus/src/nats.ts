@@ -1,23 +1,16 @@
+import type { Logger } from "@baton/kit";
 import {
   connect,
   ErrorCode,
+  headers,
   type JetStreamClient,
   type NatsConnection,
   NatsError,
   RetentionPolicy,
   StorageType,
 } from "nats";
-import {
-  type Bus,
-  BusUnavailable,
-  type Envelope,
-  type Handler,
-  type Reply,
-  runHandler,
-  type Subscription,
-  unwrapReply,
-} from "./bus.ts";
-import type { Logger } from "./clock.ts";
+import type { Bus, Envelope, Handler, Reply, Subscription } from "./bus.ts";
+import { BusUnavailable, MalformedMessage, runHandler, unwrapReply } from "./bus.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -58,12 +51,14 @@ export class NatsBus implements Bus {
     readonly connection: NatsConnection,
     private readonly js: JetStreamClient,
     readonly namespace: string,
+    private readonly log: Logger | undefined,
   ) {}
 
   /**
    * Connects to `url` (e.g. `nats://127.0.0.1:4222`) and makes sure the events stream exists. The
    * connection reconnects for ever (a NATS restart or a network cut is a blip, never the end of the
-   * service); `log`, when given, is told when it drops and when it is back.
+   * service); `log`, when given, is told when it drops and when it is back, and of every message
+   * refused because it was not a well-formed envelope.
    */
   static async connect(url: string, name: string, namespace = "baton", log?: Logger): Promise<NatsBus> {
     if (!NAMESPACE_PATTERN.test(namespace))
@@ -75,7 +70,7 @@ export class NatsBus implements Bus {
       reconnectTimeWait: 500,
     });
     if (log) void reportStatus(connection, log).catch(() => undefined);
-    const bus = new NatsBus(connection, connection.jetstream(), namespace);
+    const bus = new NatsBus(connection, connection.jetstream(), namespace, log);
     await bus.ensureEventsStream();
     return bus;
   }
@@ -113,12 +108,16 @@ export class NatsBus implements Bus {
 
   async request(subject: string, envelope: Envelope, timeoutMs: number): Promise<unknown> {
     try {
+      // The trace context rides in the envelope; the header mirrors it for NATS-level tools.
+      const options: { timeout: number; headers?: ReturnType<typeof headers> } = { timeout: timeoutMs };
+      if (envelope.trace !== undefined) {
+        options.headers = headers();
+        options.headers.set("traceparent", envelope.trace);
+      }
       const msg = await this.connection.request(
         this.wire(subject),
         encoder.encode(JSON.stringify(envelope)),
-        {
-          timeout: timeoutMs,
-        },
+        options,
       );
       return unwrapReply(subject, JSON.parse(decoder.decode(msg.data)) as Reply);
     } catch (error) {
@@ -140,12 +139,12 @@ export class NatsBus implements Bus {
         try {
           raw = JSON.parse(decoder.decode(msg.data));
         } catch {
-          msg.respond(
-            encoder.encode(JSON.stringify({ ok: false, message: "malformed JSON", retryable: false })),
-          );
+          const refused = new MalformedMessage(subject, ["message: not JSON"]);
+          this.log?.warn({ subject, issues: refused.issues }, "malformed message refused");
+          msg.respond(encoder.encode(JSON.stringify(refused.reply())));
           return;
         }
-        void runHandler(handler, raw).then((reply) => {
+        void runHandler(subject, handler, raw, this.log).then((reply) => {
           try {
             msg.respond(encoder.encode(JSON.stringify(reply)));
           } catch {

@@ -1,7 +1,8 @@
+import { NatsClock } from "@baton/clock/nats";
 import { connect, type NatsConnection } from "nats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PrivateNats, recordUnsafeRequests } from "../../../test/support/nats-server.ts";
-import { eventsStream, NatsBus, NatsClock } from "../src/index.ts";
+import { eventsStream, NatsBus } from "../src/index.ts";
 
 /**
  * Issue #8, part 4: JetStream losing a stream or KV bucket is a blip that the bus recovers from by

@@ -12,6 +12,14 @@ import * as schema from "./schema.ts";
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
 /** An open database with its migrations applied. */
+/**
+ * The rows of a raw statement (`db.execute(sql\`…\`)`), as `T`: node-postgres and PGlite both
+ * answer `{ rows }`. The statement's columns are the caller's to name in `T`.
+ */
+export function rowsOf<T>(result: unknown): T[] {
+  return (result as { rows: T[] }).rows;
+}
+
 export interface Database {
   db: Db;
   /** `postgres` over `pg` (`baton serve`), or `pglite` embedded (`baton dev`). */

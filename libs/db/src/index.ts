@@ -1,4 +1,11 @@
-export { connectPostgres, type Database, type Db, openEmbedded, type PostgresOptions } from "./connect.ts";
+export {
+  connectPostgres,
+  type Database,
+  type Db,
+  openEmbedded,
+  type PostgresOptions,
+  rowsOf,
+} from "./connect.ts";
 export {
   drafts,
   files,

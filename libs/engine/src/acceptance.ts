@@ -1,6 +1,5 @@
 import { type AgentStep, checkValues, type Route, stepNext, type TaskStep } from "@baton/process";
-import type { Completion, EvidenceItem, EvidenceItemArg } from "@baton/protocol";
-import type { FileCheck } from "./commands.ts";
+import type { Completion, EvidenceItem, EvidenceItemArg, FileCheck } from "@baton/protocol";
 import type { PublishedProcess } from "./run.ts";
 
 /** A submission (agent `submit`) or a person's `completed` decision, as acceptance sees it. */

@@ -3,6 +3,7 @@ import type {
   CheckRequest,
   Decision,
   EvidenceItemArg,
+  FileCheck,
   Identity,
   ProtocolError,
 } from "@baton/protocol";
@@ -57,18 +58,6 @@ export interface StartCommand {
   inputs: Record<string, unknown>;
   mode: "live" | "test";
 }
-
-/**
- * What the shell found for a `file` evidence ref (§5): exists in this organization and its stored
- * bytes still match the hash recorded at upload (`ok`); no such file in the organization
- * (`not_found`); its object now holds other bytes (`mismatch`) or was removed (`missing`), behind
- * the server's back.
- */
-export type FileCheck =
-  | { status: "ok"; sha256: string }
-  | { status: "not_found" }
-  | { status: "mismatch" }
-  | { status: "missing" };
 
 /** Everything a command needs besides the run: no I/O, no clock, no randomness (ARCHITECTURE rule 1). */
 export interface CommandContext {

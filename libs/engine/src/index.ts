@@ -6,7 +6,6 @@ export {
   type CommandContext,
   type CommandValue,
   type DomainEvent,
-  type FileCheck,
   fileRefsOf,
   type Outcome,
   type ServerActor,
@@ -25,7 +24,6 @@ export type {
 } from "./run.ts";
 export { jsonBytes, snapshotOf } from "./snapshot.ts";
 export { pendingTimers, type Timer, type TimerKind } from "./timers.ts";
-export { iso } from "./transitions.ts";
 export {
   agentWorkItem,
   claimedStep,

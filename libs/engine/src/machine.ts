@@ -1,4 +1,4 @@
-import { type AgentStep, checkOf, checkValues, type TaskStep } from "@baton/process";
+import { type AgentStep, checkOf, checkValues, iso, type TaskStep } from "@baton/process";
 import {
   type CheckAnswers,
   type CheckRequest,
@@ -8,6 +8,7 @@ import {
   capIssues,
   decideCombinationIssues,
   type EvidenceItemArg,
+  type FileCheck,
   type Identity,
   type ProtocolError,
   protocolError,
@@ -21,7 +22,6 @@ import type {
   CommandContext,
   CommandValue,
   DomainEvent,
-  FileCheck,
   Outcome,
   StartCommand,
 } from "./commands.ts";
@@ -38,7 +38,6 @@ import {
   enter,
   failStep,
   finish,
-  iso,
   newId,
   openEscalation,
   record,

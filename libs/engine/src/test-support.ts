@@ -10,11 +10,12 @@ import type {
   CheckAnswer,
   CheckAnswers,
   CheckRequest,
+  FileCheck,
   Identity,
   ProtocolError,
   RunView,
 } from "@baton/protocol";
-import type { Actor, Command, CommandValue, DomainEvent, FileCheck, Outcome } from "./commands.ts";
+import type { Actor, Command, CommandValue, DomainEvent, Outcome } from "./commands.ts";
 import { apply, startRun } from "./machine.ts";
 import type { EngineConfig, PublishedProcess, Run, WorkItemState } from "./run.ts";
 import { runAt, runView } from "./view.ts";

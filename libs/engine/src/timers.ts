@@ -1,5 +1,6 @@
+import { iso } from "@baton/process";
 import type { Run } from "./run.ts";
-import { complete, iso, settle, type Tx, timeOut } from "./transitions.ts";
+import { complete, settle, type Tx, timeOut } from "./transitions.ts";
 
 /** What a timer does when it fires. */
 export type TimerKind = "lease" | "wait" | "wait_until" | "timeout" | "due";

@@ -1,6 +1,7 @@
 import {
   type ApproveStep,
   branchMembership,
+  iso,
   isPersonValue,
   parseDateTime,
   parseDuration,
@@ -536,9 +537,4 @@ export function settle(tx: Tx, _at: number): void {
 export function finish(tx: Tx, at: number | null): void {
   if (tx.dataChanged) tx.run.snapshot = snapshotOf(tx.run.data);
   if (at !== null) tx.run.updatedAt = at;
-}
-
-/** RFC 3339 UTC with milliseconds. */
-export function iso(ms: number): string {
-  return new Date(ms).toISOString();
 }

@@ -1,4 +1,4 @@
-import type { AgentStep, Route, Step, TaskStep } from "@baton/process";
+import { type AgentStep, iso, type Route, type Step, type TaskStep } from "@baton/process";
 import {
   type AgentWorkItem,
   type ClaimedStep,
@@ -16,7 +16,7 @@ import { decisionsOf } from "./machine.ts";
 import type { EngineConfig, PublishedProcess, Run, WorkItemState } from "./run.ts";
 import { snapshotOf } from "./snapshot.ts";
 import { applyDueTimers } from "./timers.ts";
-import { iso, type Tx } from "./transitions.ts";
+import type { Tx } from "./transitions.ts";
 
 /**
  * Projections of a run onto the tool contracts' shapes (tools.md "Shared shapes"). File `url`s are not

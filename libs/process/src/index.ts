@@ -65,6 +65,7 @@ export {
   checkValues,
   isDate,
   isDateTime,
+  iso,
   isPersonValue,
   normalizeField,
   parseDateTime,

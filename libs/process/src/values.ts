@@ -58,6 +58,14 @@ function fractionMs(fraction: string | undefined): number {
 }
 
 /**
+ * Epoch ms as RFC 3339 in UTC with milliseconds (`2026-10-06T09:00:00.000Z`): the one way Baton
+ * writes a time, the inverse of {@link parseDateTime}.
+ */
+export function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/**
  * Parses a `datetime` value (§2.3) into epoch milliseconds, or `null` when it is not one.
  *
  * A datetime is RFC 3339 `date-time` with a required offset: `2026-10-06T09:00:00Z`,

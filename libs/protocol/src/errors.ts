@@ -1,3 +1,5 @@
+import { z } from "zod";
+
 /** The seven error codes of specification §4.3. */
 export const ERROR_CODES = [
   "invalid",
@@ -19,6 +21,16 @@ export interface ProtocolError {
   message: string;
   issues?: string[];
 }
+
+/**
+ * The schema of a {@link ProtocolError} (tools.md `error`; `conformance/schemas/core-2/tool-error.json`),
+ * for checking one that arrives over the bus.
+ */
+export const ProtocolError = z.strictObject({
+  code: z.enum(ERROR_CODES),
+  message: z.string(),
+  issues: z.array(z.string()).exactOptional(),
+}) satisfies z.ZodType<ProtocolError>;
 
 /** A tool result exactly as tools.md shapes it. */
 export type ToolResult<T> = { ok: true; data: T } | { ok: false; error: ProtocolError };
@@ -48,6 +60,14 @@ export function capIssues(issues: readonly string[]): string[] {
  */
 export function protocolError(code: ErrorCode, message: string, issues?: readonly string[]): ProtocolError {
   return issues && issues.length > 0 ? { code, message, issues: capIssues(issues) } : { code, message };
+}
+
+/** The schema of a {@link ToolResult} whose `data` is checked by `data`. */
+export function toolResult<T>(data: z.ZodType<T>): z.ZodType<ToolResult<T>> {
+  return z.union([
+    z.strictObject({ ok: z.literal(true), data }),
+    z.strictObject({ ok: z.literal(false), error: ProtocolError }),
+  ]);
 }
 
 /** `{ ok: true, data }`. */

@@ -31,11 +31,13 @@ export {
   isProtocolError,
   MAX_ERROR_ISSUES,
   ok,
-  type ProtocolError,
+  ProtocolError,
   protocolError,
   runEnded,
   type ToolResult,
+  toolResult,
 } from "./errors.ts";
+export { FileCheck, FileMeta } from "./files.ts";
 export type { Identity } from "./identity.ts";
 export { FILE_ID_PATTERN, fnv1a32, partitionOf, RUN_ID_PATTERN } from "./ids.ts";
 export {
@@ -46,6 +48,7 @@ export {
   NOTIFICATION_EVENT_TYPES,
   type NotificationEventType,
   NotifierCall,
+  notifierCallRefusal,
   WEBHOOK_ID_PATTERN,
   type WebhookCreated,
   type WebhookList,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type ProtocolError, protocolError } from "./errors.ts";
 
 /**
  * The notifier's admin shapes (issue #11): webhook subscriptions, group mailing addresses and the
@@ -65,6 +66,18 @@ export const NotifierCall = z.discriminatedUnion("op", [
   z.strictObject({ op: z.literal("group_emails") }),
 ]);
 export type NotifierCall = z.infer<typeof NotifierCall>;
+
+/**
+ * What a call that breaks {@link NotifierCall} is answered with: `invalid`, one issue per problem
+ * (`path: message`), as the gateway checks it at the edge and the notifier's own entry point does.
+ */
+export function notifierCallRefusal(issues: readonly z.core.$ZodIssue[]): ProtocolError {
+  return protocolError(
+    "invalid",
+    "the notifier call does not match its schema",
+    issues.map((i) => `${i.path.join(".") || "payload"}: ${i.message}`),
+  );
+}
 
 /** A subscription as the admin API shows it: never its secret. */
 export interface WebhookView {

@@ -215,18 +215,10 @@ export interface ToolArgs {
   list_runs: ListRunsArgs;
 }
 
-/** Tools that change state and so take `requestId` (§4). */
-export const WRITE_TOOLS: ReadonlySet<ToolName> = new Set([
-  "start_run",
-  "claim",
-  "submit",
-  "escalate",
-  "decide",
-  "cancel",
-  "renew",
-  "upload",
-  "send_event",
-]);
+/** Tools that change state, which are the tools that take `requestId` (§4). */
+export const WRITE_TOOLS: ReadonlySet<ToolName> = new Set(
+  TOOL_NAMES.filter((name) => "requestId" in TOOL_ARGS[name].shape),
+);
 
 /** One-line descriptions for the MCP tool list (§4.1, §4.2). */
 export const TOOL_DESCRIPTIONS: Record<ToolName, string> = {

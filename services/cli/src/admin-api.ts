@@ -20,20 +20,28 @@ export class ApiError extends Error {
   }
 }
 
+/** Where the admin API is: the server's base URL (without `/mcp`) and an operator's bearer token. */
+export interface AdminTarget {
+  baseUrl: string;
+  token: string;
+}
+
+/** One admin API request: `body` is sent as JSON; `timeoutMs` (default 60 s) guards a hung connection. */
+export interface AdminRequest {
+  method: "GET" | "POST" | "PUT" | "DELETE";
+  path: string;
+  body?: unknown;
+  timeoutMs?: number;
+}
+
 /**
- * One call to the admin API under `baseUrl` (the server's base URL, without `/mcp`) with an
- * operator's bearer token; returns `data`, or throws {@link ApiError}: the server's refusal with its
- * protocol code and every issue, `unauthorized` for a refused token, `unreachable` when nothing
- * answers at `baseUrl` (nothing was sent, so nothing happened). `timeoutMs` guards a hung connection.
+ * One call to the admin API at `target`; returns `data`, or throws {@link ApiError}: the server's
+ * refusal with its protocol code and every issue, `unauthorized` for a refused token, `unreachable`
+ * when nothing answers at the base URL (nothing was sent, so nothing happened).
  */
-export async function adminCall<T>(
-  baseUrl: string,
-  token: string,
-  method: "GET" | "POST" | "PUT" | "DELETE",
-  path: string,
-  body?: unknown,
-  timeoutMs = 60_000,
-) {
+export async function adminCall<T>(target: AdminTarget, request: AdminRequest) {
+  const { baseUrl, token } = target;
+  const { method, path, body, timeoutMs = 60_000 } = request;
   let response: Response;
   try {
     response = await fetch(`${baseUrl}${path}`, {

@@ -31,7 +31,7 @@ export function advanceDuration(text: string): number | null {
 
 /** `GET /api/clock`: the server's time and whether it is manual. Needs an operator's token. */
 export function clockNow(baseUrl: string, token: string): Promise<ClockState> {
-  return call<ClockState>(baseUrl, token, "GET", "/api/clock");
+  return call<ClockState>({ baseUrl, token }, { method: "GET", path: "/api/clock" });
 }
 
 /** Whether sending the same advance again can help: the server said `retry`, or the call got no answer. */
@@ -67,13 +67,14 @@ export async function advanceClock(
     try {
       const remaining = Math.max(deadline - Date.now(), 1_000);
       const r = await call<Advanced & { pending?: number }>(
-        baseUrl,
-        token,
-        "POST",
-        "/api/clock/advance",
-        { ms, requestId },
-        // The server answers within its own call deadline; this only guards against a hung connection.
-        Math.min(remaining + 30_000, 120_000),
+        { baseUrl, token },
+        {
+          method: "POST",
+          path: "/api/clock/advance",
+          body: { ms, requestId },
+          // The server answers within its own call deadline; this only guards against a hung connection.
+          timeoutMs: Math.min(remaining + 30_000, 120_000),
+        },
       );
       if (!r.pending) return { now: r.now, manual: r.manual, from: r.from, applied: r.applied };
       last = r;

@@ -2,19 +2,21 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
-import { createBearerVerifier, DEV_ISSUER, loadOrCreateDevIssuer } from "@baton/auth";
+import { DEV_ISSUER, loadOrCreateDevIssuer } from "@baton/auth";
 import { LocalBlobStore } from "@baton/blob";
-import { type Clock, type ClockMover, InProcessBus, type Logger, systemClock } from "@baton/bus";
+import { type Bus, CONTRACTS, call, InProcessBus } from "@baton/bus";
+import { type Clock, type ClockMover, systemClock } from "@baton/clock";
 import { ensureConsoleBuilt } from "@baton/console";
 import { openEmbedded } from "@baton/db";
-import { AllPartitions, createEngine } from "@baton/engine-service";
-import { createEvidence } from "@baton/evidence";
-import { closeGracefully, createGateway, type RateLimits } from "@baton/gateway";
+import { startEngine } from "@baton/engine-service";
+import { startEvidence } from "@baton/evidence";
+import { type RateLimits, startGateway } from "@baton/gateway";
+import { createLogger, type Logger } from "@baton/kit";
 import { devMailDir, devNotifierSettings, startNotifier } from "@baton/notifier";
-import { DEFAULTS, type Identity, OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
-import { createRegistry } from "@baton/registry";
-import { createScheduler, loadManualTime, openManualClock, SCHEDULER_DEFAULTS } from "@baton/scheduler";
-import pino from "pino";
+import { iso } from "@baton/process";
+import { DEFAULTS, type Identity } from "@baton/protocol";
+import { startRegistry } from "@baton/registry";
+import { loadManualTime, openManualClock, SCHEDULER_DEFAULTS, startScheduler } from "@baton/scheduler";
 import { FIXTURES_DIR } from "./paths.ts";
 import { DEFAULT_ORG, type ServerInfo } from "./token.ts";
 
@@ -103,7 +105,7 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
   if (options.port !== 0) await assertPortFree(options.port);
   mkdirSync(dir, { recursive: true });
   lock(dir);
-  const log = options.log ?? pino({ name: "baton", level: process.env.BATON_LOG_LEVEL ?? "warn" });
+  const log = options.log ?? createLogger("baton", process.env.BATON_LOG_LEVEL ?? "warn");
   // A fresh clone's install built the console; build it here when its sources changed since (issue #16).
   await ensureConsoleBuilt((note) => log.warn({}, note)).catch((error: unknown) =>
     log.error({ err: String(error) }, "the web console did not build; /ui/ answers 503 until it does"),
@@ -124,34 +126,26 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
     ({ clock, mover } = manual);
     if (manual.caughtUp !== null)
       log.warn(
-        { stored: new Date(manual.caughtUp).toISOString(), now: new Date(clock.now()).toISOString() },
+        { stored: iso(manual.caughtUp), now: iso(clock.now()) },
         "the manual clock resumes at the newest run's time, later than it was left (a real-time session ran on this data directory)",
       );
   } else {
     const manual = await loadManualTime(database.db);
     if (manual !== null && manual > Date.now()) {
       log.warn(
-        { manualClock: new Date(manual).toISOString() },
+        { manualClock: iso(manual) },
         "this data directory ran on a manual clock that is ahead of real time; its timers fire when real time gets there (start with --clock manual to keep moving it)",
       );
     }
   }
 
-  const registry = createRegistry({
-    db: database.db,
-    bus,
-    clock,
-    log,
-    offers: { tools: OFFERED_TOOLS, profiles: OFFERED_PROFILES },
-  });
-  const evidence = createEvidence({ db: database.db, bus, blobs, clock, log });
-  const engine = createEngine({
-    db: database.db,
-    bus,
-    clock,
-    log,
-    ownership: new AllPartitions(DEFAULTS.partitions),
-    settings: {
+  // The services, each started as `baton serve` starts it, on this process's infrastructure.
+  const db = database.db;
+  const registry = await startRegistry({}, { db, bus, clock, log });
+  const evidence = await startEvidence({}, { db, bus, blobs, clock, log });
+  const engine = await startEngine(
+    {
+      replicaId: "dev",
       partitions: DEFAULTS.partitions,
       leaseMs: DEFAULTS.leaseSeconds * 1000,
       runDataBytes: DEFAULTS.runDataBytes,
@@ -159,29 +153,17 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
       secret,
       callTimeoutMs: 10_000,
     },
-  });
-  const scheduler = createScheduler({
-    db: database.db,
-    bus,
-    clock,
-    mover,
-    log,
-    settings: {
-      ...SCHEDULER_DEFAULTS,
-      replicaId: "dev",
-      partitions: DEFAULTS.partitions,
-      clockOrg: DEFAULT_ORG,
-    },
-  });
-  await registry.start();
-  await evidence.start();
-  await engine.start();
-  await scheduler.start();
+    { db, bus, clock, log },
+  );
+  const scheduler = await startScheduler(
+    { ...SCHEDULER_DEFAULTS, replicaId: "dev", partitions: DEFAULTS.partitions, clockOrg: DEFAULT_ORG },
+    { db, bus, clock, mover, log },
+  );
   // Reads the outbox table itself, so a crash loses no notification (issue #11).
   const notifier = await startNotifier(
     devNotifierSettings(process.env, { publicUrl, ...(options.smtp ? { smtpUrl: options.smtp } : {}) }),
     {
-      db: database.db,
+      db,
       bus,
       clock,
       log,
@@ -189,29 +171,23 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
       ...(mover ? { watchClock: (listener: (now: number) => void) => mover.onChange(listener) } : {}),
     },
   );
-
-  const app = await createGateway({
-    bus,
-    clock,
-    log,
-    blobs,
-    verifier: createBearerVerifier({
-      issuer: DEV_ISSUER,
-      audience: `${publicUrl}/mcp`,
-      keys: { jwks: [issuer.publicJwk] },
-    }),
-    secret,
-    publicUrl,
-    issuer: DEV_ISSUER,
-    partitions: DEFAULTS.partitions,
-    leaseSeconds: DEFAULTS.leaseSeconds,
-    runDataBytes: DEFAULTS.runDataBytes,
-    maxUploadBytes: DEFAULTS.maxUploadBytes,
-    callTimeoutMs: 15_000,
-    version: "0.1.0",
-    ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
-  });
-  await app.listen({ host: "127.0.0.1", port });
+  const gateway = await startGateway(
+    {
+      host: "127.0.0.1",
+      port,
+      auth: { issuer: DEV_ISSUER, keys: { jwks: [issuer.publicJwk] } },
+      secret,
+      publicUrl,
+      partitions: DEFAULTS.partitions,
+      leaseSeconds: DEFAULTS.leaseSeconds,
+      runDataBytes: DEFAULTS.runDataBytes,
+      maxUploadBytes: DEFAULTS.maxUploadBytes,
+      callTimeoutMs: 15_000,
+      version: "0.1.0",
+      ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
+    },
+    { bus, clock, log, blobs },
+  );
 
   if (options.samples) {
     const operator: Identity = {
@@ -224,7 +200,7 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
     for (const name of readdirSync(FIXTURES_DIR).sort()) {
       const file = join(FIXTURES_DIR, name, "PROCESS.md");
       if (!existsSync(file)) continue;
-      await publishSample(registry, operator, name, readFileSync(file, "utf8"), log);
+      await publishSample(bus, operator, { folder: name, source: readFileSync(file, "utf8") }, log);
     }
   }
 
@@ -238,7 +214,7 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
       if (stopped) return;
       stopped = true;
       // Requests in flight get their answer before the services behind them stop.
-      await closeGracefully(app, 16_000);
+      await gateway.stop();
       await notifier.stop();
       await scheduler.stop();
       await engine.stop();
@@ -251,30 +227,32 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
   };
 }
 
-type Registry = ReturnType<typeof createRegistry>;
-
+/**
+ * Imports, binds (each role to the group of its name) and publishes one sample through the registry,
+ * over the bus as the admin API would, as `operator`. A sample that does not import or publish is
+ * logged, not fatal.
+ */
 async function publishSample(
-  registry: Registry,
+  bus: Bus,
   operator: Identity,
-  folder: string,
-  source: string,
+  sample: { folder: string; source: string },
   log: Logger,
-) {
-  const env = (payload: unknown) => ({
-    type: "registry",
-    id: "dev",
-    identity: operator,
-    deadline: Date.now() + 10_000,
-    payload,
-  });
-  const imported = await registry.handle(env({ op: "import", folderName: folder, source }) as never);
+): Promise<void> {
+  const as = () => ({ identity: operator, deadline: Date.now() + 10_000 });
+  const registry = CONTRACTS.registry;
+  const imported = await call(
+    bus,
+    registry,
+    { op: "import", folderName: sample.folder, source: sample.source },
+    as(),
+  );
   if (!imported.ok) {
-    log.error({ folder, error: imported.error }, "sample does not import");
+    log.error({ folder: sample.folder, error: imported.error }, "sample does not import");
     return;
   }
-  const draft = imported.data as { draftId: string; roles: string[] };
-  const bindings = Object.fromEntries(draft.roles.map((r) => [r, r]));
-  await registry.handle(env({ op: "bind", draftId: draft.draftId, bindings }) as never);
-  const published = await registry.handle(env({ op: "publish", draftId: draft.draftId }) as never);
-  if (!published.ok) log.error({ folder, error: published.error }, "sample does not publish");
+  const { draftId, roles } = imported.data;
+  const bindings = Object.fromEntries(roles.map((r) => [r, r]));
+  await call(bus, registry, { op: "bind", draftId, bindings }, as());
+  const published = await call(bus, registry, { op: "publish", draftId }, as());
+  if (!published.ok) log.error({ folder: sample.folder, error: published.error }, "sample does not publish");
 }

@@ -34,12 +34,19 @@ export async function collectOrphans(
   };
   let cursor: string | null = null;
   do {
-    const page: GcPage = await adminCall<GcPage>(baseUrl, token, "POST", "/api/evidence/gc", {
-      olderThanMs: options.olderThanMs,
-      dryRun: options.dryRun,
-      cursor,
-      limit: options.pageSize ?? 100,
-    });
+    const page: GcPage = await adminCall<GcPage>(
+      { baseUrl, token },
+      {
+        method: "POST",
+        path: "/api/evidence/gc",
+        body: {
+          olderThanMs: options.olderThanMs,
+          dryRun: options.dryRun,
+          cursor,
+          limit: options.pageSize ?? 100,
+        },
+      },
+    );
     onPage(page);
     summary.examined += page.examined;
     summary.deleted.push(...page.deleted);

@@ -171,24 +171,14 @@ function validate(argv: string[]) {
 
 async function serve(argv: string[]) {
   const service = argv[0];
-  switch (service) {
-    case "gateway":
-      return (await import("@baton/gateway")).main();
-    case "registry":
-      return (await import("@baton/registry")).main();
-    case "engine":
-      return (await import("@baton/engine-service")).main();
-    case "evidence":
-      return (await import("@baton/evidence")).main();
-    case "scheduler":
-      return (await import("@baton/scheduler")).main();
-    case "notifier":
-      return (await import("@baton/notifier")).main();
-    default:
-      fail(
-        `baton serve ${service ?? ""}: name a service: gateway, registry, engine, evidence, scheduler or notifier`,
-      );
-  }
+  // Loaded here: `baton serve` loads the one service it runs, and nothing of `baton dev`.
+  const { SERVICES, serve: serveOne } = await import("./serve.ts");
+  const name = SERVICES.find((s) => s === service);
+  if (!name)
+    fail(
+      `baton serve ${service ?? ""}: name a service: gateway, registry, engine, evidence, scheduler or notifier`,
+    );
+  return serveOne(name);
 }
 
 /** The base URL and operator token of `--url`/`--token`, else the server and dev issuer in `--data-dir`. */

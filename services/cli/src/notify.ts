@@ -11,6 +11,8 @@ export interface Target {
   bearer: string;
 }
 
+const target = (t: Target) => ({ baseUrl: t.baseUrl, token: t.bearer });
+
 /** `POST /api/webhooks`: a new subscription and its secret (shown this once). */
 export function addWebhook(
   t: Target,
@@ -18,45 +20,47 @@ export function addWebhook(
   events: string[] | null,
   includeTestRuns: boolean,
 ): Promise<WebhookCreated> {
-  return call<WebhookCreated>(t.baseUrl, t.bearer, "POST", "/api/webhooks", { url, events, includeTestRuns });
+  return call<WebhookCreated>(target(t), {
+    method: "POST",
+    path: "/api/webhooks",
+    body: { url, events, includeTestRuns },
+  });
 }
 
 /** `GET /api/webhooks`. */
 export function listWebhooks(t: Target): Promise<WebhookList> {
-  return call<WebhookList>(t.baseUrl, t.bearer, "GET", "/api/webhooks");
+  return call<WebhookList>(target(t), { method: "GET", path: "/api/webhooks" });
 }
 
 /** `DELETE /api/webhooks/:id`. */
 export function removeWebhook(t: Target, id: string): Promise<unknown> {
-  return call(t.baseUrl, t.bearer, "DELETE", `/api/webhooks/${encodeURIComponent(id)}`);
+  return call(target(t), { method: "DELETE", path: `/api/webhooks/${encodeURIComponent(id)}` });
 }
 
 /** `GET /api/webhooks/:id/deliveries`, newest first. */
 export function webhookDeliveries(t: Target, id: string, limit?: number): Promise<DeliveryList> {
   const query = limit === undefined ? "" : `?limit=${limit}`;
-  return call<DeliveryList>(
-    t.baseUrl,
-    t.bearer,
-    "GET",
-    `/api/webhooks/${encodeURIComponent(id)}/deliveries${query}`,
-  );
+  return call<DeliveryList>(target(t), {
+    method: "GET",
+    path: `/api/webhooks/${encodeURIComponent(id)}/deliveries${query}`,
+  });
 }
 
 /** `POST /api/deliveries/:id/redeliver`: a dead delivery is sent again. */
 export function redeliver(t: Target, deliveryId: string): Promise<DeliveryView> {
-  return call<DeliveryView>(
-    t.baseUrl,
-    t.bearer,
-    "POST",
-    `/api/deliveries/${encodeURIComponent(deliveryId)}/redeliver`,
-    {},
-  );
+  return call<DeliveryView>(target(t), {
+    method: "POST",
+    path: `/api/deliveries/${encodeURIComponent(deliveryId)}/redeliver`,
+    body: {},
+  });
 }
 
 /** `PUT /api/groups/:group/email`: a group's mailing address, or none (`null`). */
 export function setGroupEmail(t: Target, group: string, address: string | null): Promise<GroupEmail> {
-  return call<GroupEmail>(t.baseUrl, t.bearer, "PUT", `/api/groups/${encodeURIComponent(group)}/email`, {
-    address,
+  return call<GroupEmail>(target(t), {
+    method: "PUT",
+    path: `/api/groups/${encodeURIComponent(group)}/email`,
+    body: { address },
   });
 }
 

@@ -26,11 +26,16 @@ export async function publishFolder(
   if (!existsSync(file)) throw new Error(`${file} does not exist; pass the process folder`);
   const decoded = decodeProcessFile(readFileSync(file));
   if (!decoded.ok) throw new Error(decoded.issues.map((i) => formatIssue(file, i)).join("\n"));
-  const draft = (await adminCall(baseUrl, token, "POST", "/api/processes", {
-    folderName: basename(dir),
-    source: decoded.text,
-  })) as { draftId: string; roles: string[]; requires: { systems: string[] } | null };
+  const target = { baseUrl, token };
+  const draft = await adminCall<{ draftId: string; roles: string[]; requires: { systems: string[] } | null }>(
+    target,
+    { method: "POST", path: "/api/processes", body: { folderName: basename(dir), source: decoded.text } },
+  );
   if (Object.keys(bindings).length > 0)
-    await adminCall(baseUrl, token, "PUT", `/api/drafts/${draft.draftId}/bindings`, { bindings });
-  return (await adminCall(baseUrl, token, "POST", `/api/drafts/${draft.draftId}/publish`)) as PublishOutcome;
+    await adminCall(target, {
+      method: "PUT",
+      path: `/api/drafts/${draft.draftId}/bindings`,
+      body: { bindings },
+    });
+  return adminCall<PublishOutcome>(target, { method: "POST", path: `/api/drafts/${draft.draftId}/publish` });
 }

@@ -1,6 +1,9 @@
-import { SHARED_ENV } from "@baton/bus";
+// The engine service's configuration, read once from the environment.
+import { hostname } from "node:os";
+import { SHARED_ENV } from "@baton/kit";
 import { DEFAULTS } from "@baton/protocol";
 import { z } from "zod";
+import type { EngineSettings } from "./start.ts";
 
 /**
  * The engine service's configuration, from the environment (CONVENTIONS: parsed once at start; every
@@ -26,7 +29,7 @@ export const EngineConfigSchema = z.object({
     .string()
     .min(1)
     .optional()
-    .describe("This replica's name in partition leases (default: hostname-pid)."),
+    .describe("This replica's name in partition ownership and logs (default: hostname-pid)."),
   BATON_DB_POOL: z.coerce
     .number()
     .int()
@@ -38,3 +41,17 @@ export const EngineConfigSchema = z.object({
   BATON_LOG_LEVEL: SHARED_ENV.BATON_LOG_LEVEL,
 });
 export type EngineEnv = z.infer<typeof EngineConfigSchema>;
+
+/** An engine replica's settings from its environment; the replica is `hostname-pid` unless named. */
+export function engineSettings(env: EngineEnv): EngineSettings {
+  return {
+    replicaId: env.BATON_REPLICA_ID ?? `${hostname()}-${process.pid}`,
+    partitions: env.BATON_PARTITIONS,
+    leaseMs: env.BATON_LEASE_SECONDS * 1000,
+    runDataBytes: env.BATON_RUN_DATA_BYTES,
+    operatorGroup: env.BATON_OPERATOR_GROUP,
+    secret: env.BATON_SECRET,
+    callTimeoutMs: 10_000,
+    attemptMs: env.BATON_ATTEMPT_TIMEOUT_MS,
+  };
+}

@@ -1,5 +1,6 @@
 export { createEngine, type EngineDeps, type EngineService } from "./app.ts";
+export { EngineConfigSchema, type EngineEnv, engineSettings } from "./config.ts";
 export { KeyedMutex } from "./keyed-mutex.ts";
-export { main } from "./main.ts";
-export { KvLeases } from "./partitions/leases.ts";
-export { AllPartitions, type Ownership } from "./partitions/ownership.ts";
+export { KvPartitionOwnership } from "./partitions/kv-ownership.ts";
+export { AllPartitions, type PartitionOwnership } from "./partitions/ownership.ts";
+export { type EngineInfra, type EngineSettings, startEngine } from "./start.ts";

@@ -1,31 +1,22 @@
 // A run's journal as the admin API reads it (issue #16): any identity of the run's organization.
-import { type Bus, type Envelope, QUEUES, SUBJECTS, type Subscription } from "@baton/bus";
+import { type Bus, CONTRACTS, type JournalRead, type Subscription, serve } from "@baton/bus";
 import { type Db, runJournal } from "@baton/db";
-import {
-  fail,
-  formatArgIssues,
-  type JournalPage,
-  JournalQuery,
-  ok,
-  protocolError,
-  type ToolResult,
-} from "@baton/protocol";
+import type { Logger } from "@baton/kit";
+import { fail, type Identity, type JournalPage, ok, protocolError, type ToolResult } from "@baton/protocol";
 import { and, asc, eq, gt } from "drizzle-orm";
 
 /**
- * Answers `engine.journal` (bus catalog {@link JournalQuery}): the committed transitions of one run
+ * Answers `engine.journal` (bus catalog {@link JournalRead}): the committed transitions of one run
  * in the caller's organization after `after`, oldest first, from PostgreSQL (ARCHITECTURE rule 6).
  * Any replica serves it: a write replies only after its commit, so a reader sees every transition it
  * was told about. A run of another organization, or none, is `not_found`.
  */
-export async function readJournal(db: Db, env: Envelope): Promise<ToolResult<JournalPage>> {
-  const who = env.identity;
-  if (!who) throw new Error("journal reads carry the caller's identity");
-  const parsed = JournalQuery.safeParse(env.payload);
-  if (!parsed.success) {
-    return fail(protocolError("invalid", "bad journal query", formatArgIssues(parsed.error.issues)));
-  }
-  const { runId, after = 0, limit = 200 } = parsed.data;
+export async function readJournal(
+  db: Db,
+  who: Identity,
+  query: JournalRead,
+): Promise<ToolResult<JournalPage>> {
+  const { runId, after = 0, limit = 200 } = query;
   const rows = await db
     .select()
     .from(runJournal)
@@ -57,6 +48,6 @@ export async function readJournal(db: Db, env: Envelope): Promise<ToolResult<Jou
 }
 
 /** Serves `engine.journal` on the bus (queue `engine`) until stopped. */
-export function serveJournalReads(bus: Bus, db: Db): Subscription {
-  return bus.serve(SUBJECTS.engineJournal, (env) => readJournal(db, env), { queue: QUEUES.engine });
+export function serveJournalReads(bus: Bus, db: Db, log: Logger): Subscription {
+  return serve(bus, CONTRACTS.engineJournal, (query, env) => readJournal(db, env.identity, query), { log });
 }

@@ -1,3 +1,4 @@
+// One write at a time per run in this replica.
 /**
  * Serializes async work per key (ARCHITECTURE rule 5: "the server, not the client, resolves
  * concurrent writes to one run"). Work on different keys runs concurrently; work on one key runs in

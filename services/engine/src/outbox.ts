@@ -1,6 +1,21 @@
-import type { Bus, Clock, Logger } from "@baton/bus";
-import { type Db, outbox } from "@baton/db";
+// Publishing each commit's domain events from the outbox table to NATS JetStream.
+import type { Bus } from "@baton/bus";
+import type { Clock } from "@baton/clock";
+import { type Db, outbox, rowsOf } from "@baton/db";
+import type { Logger } from "@baton/kit";
 import { and, isNotNull, lt, sql } from "drizzle-orm";
+
+/** How the relay runs; each has a default. */
+export interface OutboxOptions {
+  /** How often a round runs without a kick, ms (1 s). */
+  intervalMs?: number;
+  /** Rows published per transaction (200). */
+  batch?: number;
+  /** How long published rows are kept, ms (a day). */
+  keepMs?: number;
+  /** How long a kick waits for others to share its round, ms (20). */
+  gatherMs?: number;
+}
 
 /**
  * Relays domain events from the outbox table to the bus (`events.>` on JetStream). Rows are written in
@@ -15,18 +30,19 @@ export class OutboxRelay {
   private lastCleanup = 0;
   private gather: NodeJS.Timeout | null = null;
 
-  constructor(
-    private readonly db: Db,
-    private readonly bus: Bus,
-    private readonly clock: Clock,
-    private readonly log: Logger,
-    private readonly options: {
-      intervalMs?: number;
-      batch?: number;
-      keepMs?: number;
-      gatherMs?: number;
-    } = {},
-  ) {}
+  private readonly db: Db;
+  private readonly bus: Bus;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly options: OutboxOptions;
+
+  constructor(deps: { db: Db; bus: Bus; clock: Clock; log: Logger; options?: OutboxOptions }) {
+    this.db = deps.db;
+    this.bus = deps.bus;
+    this.clock = deps.clock;
+    this.log = deps.log;
+    this.options = deps.options ?? {};
+  }
 
   start(): void {
     this.timer = setInterval(() => this.kick(), this.options.intervalMs ?? 1_000);
@@ -59,9 +75,7 @@ export class OutboxRelay {
         const rows = await tx.execute(
           sql`select id, subject, payload from ${outbox} where published_at is null order by id limit ${batch} for update skip locked`,
         );
-        const list = (
-          rows as unknown as { rows: { id: number | string; subject: string; payload: unknown }[] }
-        ).rows;
+        const list = rowsOf<{ id: number | string; subject: string; payload: unknown }>(rows);
         // Sent in id order on one connection; their acknowledgements are awaited together.
         await Promise.all(
           list.map((row) =>

@@ -1,11 +1,16 @@
+// The engine's reads: a run's view from memory or PostgreSQL, and cross-run reads from the indexes.
+import type { CONTRACTS, EngineRead, Envelope, HandlerReply } from "@baton/bus";
+import type { Clock } from "@baton/clock";
 import { type Db, readySteps, runs, workItems } from "@baton/db";
-import { agentWorkItem, withSnapshot } from "@baton/engine";
+import { agentWorkItem, type EngineConfig, runAt, runView, withSnapshot } from "@baton/engine";
 import {
   type AgentWorkItem,
+  fail,
   type GetWorkArgs,
   type Handoff,
   type Identity,
   type ListRunsArgs,
+  ok,
   type Page,
   type PersonWorkItem,
   type ProtocolError,
@@ -14,6 +19,60 @@ import {
   type WorkItem,
 } from "@baton/protocol";
 import { and, asc, eq, inArray, isNull, lte, or, type SQL, sql } from "drizzle-orm";
+import type { RunCache } from "./run-cache.ts";
+import type { EngineStore } from "./store.ts";
+
+/** What the reads need. */
+export interface ReadDeps {
+  db: Db;
+  store: EngineStore;
+  cache: RunCache;
+  clock: Clock;
+  settings: EngineConfig;
+}
+
+/**
+ * Answers `engine.read` on any replica: `get_run` (the run view at the clock's now, from this
+ * replica's memory when it holds the run, else PostgreSQL: a write replies only after its commit),
+ * `get_work` and `list_runs` (from the indexes). Another organization's run is `not_found`.
+ */
+export function createReads(deps: ReadDeps): {
+  read(env: Envelope<EngineRead>): Promise<HandlerReply<typeof CONTRACTS.engineRead>>;
+} {
+  const { db, store, cache, clock, settings } = deps;
+  return {
+    async read(env) {
+      const who = env.identity;
+      if (!who) throw new Error("engine reads carry the caller's identity");
+      const p = env.payload;
+      const now = clock.now();
+      switch (p.tool) {
+        case "get_run": {
+          const run = cache.peek(p.args.runId) ?? (await store.loadRun(p.args.runId));
+          if (!run || run.org !== who.org)
+            return fail(protocolError("not_found", `no run ${p.args.runId} in your organization`));
+          const def = await cache.version(run.org, run.process, run.version);
+          return ok(runView(runAt(run, def, settings, now), def, now));
+        }
+        case "get_work": {
+          const page =
+            who.kind === "agent"
+              ? await agentWork(db, who, p.args, now)
+              : await personWork(db, who, p.args, settings.operatorGroup);
+          return "code" in page ? fail(page) : ok(page);
+        }
+        case "list_runs": {
+          const page = await listRuns(db, who, p.args);
+          return "code" in page ? fail(page) : ok(page);
+        }
+        default: {
+          const unreachable: never = p;
+          throw new Error(`unknown read ${JSON.stringify(unreachable)}`);
+        }
+      }
+    },
+  };
+}
 
 /**
  * Cross-run reads, served by any engine replica from PostgreSQL indexes (ARCHITECTURE rule 5).
@@ -41,6 +100,16 @@ function decodeCursor(cursor: string | undefined, arity: number): unknown[] | nu
   return protocolError("invalid", "cursor was not issued by this server", [
     "cursor: pass nextCursor from the previous page unchanged",
   ]);
+}
+
+/**
+ * A page of `rows` (fetched `limit + 1`, so one more says there is a next page): the first `limit`
+ * as items, and the cursor of the last one's sort key when there are more.
+ */
+function pageOf<R, T>(rows: R[], limit: number, item: (row: R) => T, key: (row: R) => string[]): Page<T> {
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { items: page.map(item), nextCursor: rows.length > limit && last ? encodeCursor(key(last)) : null };
 }
 
 const isError = (v: unknown): v is ProtocolError => typeof v === "object" && v !== null && "code" in v;
@@ -76,8 +145,9 @@ export async function agentWork(
     .where(and(...conds))
     .orderBy(asc(readySteps.readySince), asc(readySteps.runId), asc(readySteps.stepId))
     .limit(limit + 1);
-  const page = rows.slice(0, limit);
-  const items = page.map(
+  return pageOf(
+    rows,
+    limit,
     (r): AgentWorkItem =>
       agentWorkItem(
         {
@@ -94,15 +164,8 @@ export async function agentWork(
         },
         now,
       ),
+    (last) => [last.readySince.toISOString(), last.runId, last.stepId],
   );
-  const last = page[page.length - 1];
-  return {
-    items,
-    nextCursor:
-      rows.length > limit && last
-        ? encodeCursor([last.readySince.toISOString(), last.runId, last.stepId])
-        : null,
-  };
 }
 
 /**
@@ -146,8 +209,9 @@ export async function personWork(
     .where(and(...conds))
     .orderBy(asc(workItems.createdAt), asc(workItems.runId), asc(workItems.workItemId))
     .limit(limit + 1);
-  const page = rows.slice(0, limit);
-  const items = page.map(
+  return pageOf(
+    rows,
+    limit,
     (r): PersonWorkItem => ({
       runId: r.runId,
       process: r.process,
@@ -155,15 +219,8 @@ export async function personWork(
       mode: r.mode as "live" | "test",
       workItem: withSnapshot(r.item as WorkItem, r.snapshot),
     }),
+    (last) => [last.createdAt.toISOString(), last.runId, last.workItemId],
   );
-  const last = page[page.length - 1];
-  return {
-    items,
-    nextCursor:
-      rows.length > limit && last
-        ? encodeCursor([last.createdAt.toISOString(), last.runId, last.workItemId])
-        : null,
-  };
 }
 
 /**
@@ -203,10 +260,10 @@ export async function listRuns(
     .where(and(...conds))
     .orderBy(sql`${runs.startedAt} desc`, sql`${runs.id} desc`)
     .limit(limit + 1);
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  return {
-    items: page.map((r) => ({
+  return pageOf(
+    rows,
+    limit,
+    (r): RunSummary => ({
       id: r.id,
       process: r.process,
       version: r.version,
@@ -215,7 +272,7 @@ export async function listRuns(
       startedAt: r.startedAt.toISOString(),
       updatedAt: r.updatedAt.toISOString(),
       inputs: r.inputs,
-    })),
-    nextCursor: rows.length > limit && last ? encodeCursor([last.startedAt.toISOString(), last.id]) : null,
-  };
+    }),
+    (last) => [last.startedAt.toISOString(), last.id],
+  );
 }

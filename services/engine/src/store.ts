@@ -1,5 +1,6 @@
+// The engine's PostgreSQL: runs, versions, idempotency records, and the one-statement commit.
 import { SUBJECTS } from "@baton/bus";
-import { type Db, idempotency, processVersions, runs } from "@baton/db";
+import { type Db, idempotency, processVersions, rowsOf, runs } from "@baton/db";
 import {
   type DomainEvent,
   indexRows,
@@ -9,14 +10,14 @@ import {
   type Run,
   type WorkItemRow,
 } from "@baton/engine";
-import type { Process } from "@baton/process";
+import { iso, type Process } from "@baton/process";
 import { partitionOf, type ToolResult } from "@baton/protocol";
 import { and, desc, eq, sql } from "drizzle-orm";
 
 /**
  * PostgreSQL access for the engine: one statement per transition (ARCHITECTURE rule 2) writing the
  * run row (compare-and-set on `rev`), its journal entry, the idempotency record, the derived indexes,
- * timers and outbox rows. Nothing else writes these tables (the scheduler only stamps timer claims).
+ * timers and outbox rows. Nothing else writes these tables (the scheduler only stamps its timer holds).
  */
 
 /** A recorded result (§4): replayed for the same `requestId` and arguments. */
@@ -42,12 +43,13 @@ export class IdempotencyConflict extends Error {
   override name = "IdempotencyConflict";
 }
 
-/** Another writer changed the run since it was read (a lost partition lease): nothing was written. */
+/** Another writer changed the run since it was read (this replica lost the run's partition): nothing was written. */
 export class FenceLost extends Error {
   override name = "FenceLost";
 }
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+/** RFC 3339, or null for no time. */
+const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 
 /** A ready_steps row as `baton_commit` takes it (column names, RFC 3339 times). */
 function readyRow(org: string, r: ReadyStepRow) {
@@ -59,8 +61,8 @@ function readyRow(org: string, r: ReadyStepRow) {
     version: r.version,
     mode: r.mode,
     ready_since: iso(r.readySince),
-    due_at: iso(r.dueAt),
-    lease_expires_at: iso(r.leaseExpiresAt),
+    due_at: isoOrNull(r.dueAt),
+    lease_expires_at: isoOrNull(r.leaseExpiresAt),
     progress: r.progress,
     handoff: r.handoff,
   };
@@ -121,7 +123,7 @@ function derive(run: Run | null, def: PublishedProcess, partitions: number): Der
       step_id: t.stepId,
       org: run.org,
       partition,
-      fire_at: new Date(t.at).toISOString(),
+      fire_at: iso(t.at),
     };
     out.timers.set(`${t.kind}/${t.stepId}`, JSON.stringify(row));
   }
@@ -195,7 +197,7 @@ export class EngineStore {
    */
   async commit(t: Transition): Promise<void> {
     const { before, after, def } = t;
-    const now = new Date(after.updatedAt).toISOString();
+    const now = iso(after.updatedAt);
     const old = derive(before, def, t.partitions);
     const cur = derive(after, def, t.partitions);
     const ready = diff(old.ready, cur.ready);
@@ -211,7 +213,7 @@ export class EngineStore {
         mode: after.mode,
         state: after.state,
         outcome: after.outcome,
-        started_at: new Date(after.startedAt).toISOString(),
+        started_at: iso(after.startedAt),
         updated_at: now,
         inputs: after.data.inputs,
         snapshot: after.snapshot,
@@ -261,7 +263,7 @@ export class EngineStore {
     let outcome: string | undefined;
     try {
       const result = await this.db.execute(sql`select baton_commit(${text}::jsonb) as outcome`);
-      outcome = (result as unknown as { rows: { outcome: string }[] }).rows[0]?.outcome;
+      outcome = rowsOf<{ outcome: string }>(result)[0]?.outcome;
     } catch (error) {
       if (isFenceLost(error)) throw new FenceLost();
       throw error;

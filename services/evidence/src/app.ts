@@ -2,19 +2,30 @@ import { randomId } from "@baton/auth";
 import { type BlobStore, blobKey, orgPrefix, shaOfKey, verifyBlob } from "@baton/blob";
 import {
   type Bus,
-  type Clock,
+  CONTRACTS,
   type Envelope,
   type EvidenceCall,
   GC_MIN_AGE_MS,
   type GcPage,
-  type Logger,
-  QUEUES,
-  SUBJECTS,
+  type HandlerReply,
   type Subscription,
+  serve,
   type UploadIntent,
 } from "@baton/bus";
+import type { Clock } from "@baton/clock";
 import { type Db, files, idempotency, uploadIntents } from "@baton/db";
-import { fail, type Identity, ok, protocolError, type ToolResult, type UploadResult } from "@baton/protocol";
+import type { Logger } from "@baton/kit";
+import { iso } from "@baton/process";
+import {
+  type FileCheck,
+  type FileMeta,
+  fail,
+  type Identity,
+  ok,
+  protocolError,
+  type ToolResult,
+  type UploadResult,
+} from "@baton/protocol";
 import { and, eq, gt, inArray, lte, sql } from "drizzle-orm";
 
 /** What the evidence service needs. */
@@ -24,25 +35,6 @@ export interface EvidenceDeps {
   blobs: BlobStore;
   clock: Clock;
   log: Logger;
-}
-
-/**
- * A file evidence ref's check (§5): exists in the organization and the stored bytes match the upload
- * hash; the engine's `FileCheck`.
- */
-export type FileCheck =
-  | { status: "ok"; sha256: string }
-  | { status: "not_found" }
-  | { status: "mismatch" }
-  | { status: "missing" };
-
-/** File metadata, for downloads. */
-export interface FileMeta {
-  id: string;
-  sha256: string;
-  bytes: number;
-  contentType: string;
-  fileName: string;
 }
 
 /**
@@ -249,20 +241,31 @@ export function createEvidence(deps: EvidenceDeps) {
   async function gc(who: Identity, call: Extract<EvidenceCall, { op: "gc" }>): Promise<ToolResult<GcPage>> {
     if (!who.operator)
       return fail(protocolError("forbidden", "collecting unreferenced files needs the operator role"));
+    // The values came as the operator sent them (bus catalog `EvidenceCall`): checked here.
+    const { olderThanMs, dryRun, cursor, limit } = call;
     const issues: string[] = [];
-    if (!Number.isSafeInteger(call.olderThanMs) || call.olderThanMs < GC_MIN_AGE_MS)
+    const age = typeof olderThanMs === "number" && Number.isSafeInteger(olderThanMs) ? olderThanMs : null;
+    if (age === null || age < GC_MIN_AGE_MS)
       issues.push(
         `olderThanMs: a whole number of ms, at least ${GC_MIN_AGE_MS} (an upload in flight is younger)`,
       );
-    if (typeof call.dryRun !== "boolean") issues.push("dryRun: true or false");
-    if (call.cursor !== null && typeof call.cursor !== "string") issues.push("cursor: a key or null");
-    if (!Number.isInteger(call.limit) || call.limit < 1 || call.limit > 1000) issues.push("limit: 1 to 1000");
-    if (issues.length > 0)
+    if (typeof dryRun !== "boolean") issues.push("dryRun: true or false");
+    if (cursor !== null && typeof cursor !== "string") issues.push("cursor: a key or null");
+    const size =
+      typeof limit === "number" && Number.isInteger(limit) && limit >= 1 && limit <= 1000 ? limit : null;
+    if (size === null) issues.push("limit: 1 to 1000");
+    if (
+      issues.length > 0 ||
+      age === null ||
+      typeof dryRun !== "boolean" ||
+      (cursor !== null && typeof cursor !== "string") ||
+      size === null
+    )
       return fail(protocolError("invalid", "the collection cannot run; fix every issue listed", issues));
     const org = who.org;
-    const cutoff = clock.now() - call.olderThanMs;
+    const cutoff = clock.now() - age;
     const prefix = orgPrefix(org);
-    const page = await blobs.list(prefix, call.cursor, call.limit);
+    const page = await blobs.list(prefix, cursor, size);
     const out: GcPage = {
       examined: 0,
       deleted: [],
@@ -301,7 +304,7 @@ export function createEvidence(deps: EvidenceDeps) {
           .limit(1);
         if (intents.length > 0) return "young" as const;
         // Deleted while the lock is held: an intent for these bytes waits for the commit.
-        if (!call.dryRun) await blobs.delete(object.key);
+        if (!dryRun) await blobs.delete(object.key);
         return "deleted" as const;
       });
       if (verdict === "referenced") out.keptReferenced++;
@@ -310,22 +313,22 @@ export function createEvidence(deps: EvidenceDeps) {
         out.deleted.push({
           key: object.key,
           bytes: object.bytes,
-          modifiedAt: new Date(object.modifiedAt).toISOString(),
+          modifiedAt: iso(object.modifiedAt),
         });
     }
-    if (!call.dryRun && page.cursor === null) {
+    if (!dryRun && page.cursor === null) {
       const dropped = await db
         .delete(uploadIntents)
         .where(and(eq(uploadIntents.org, org), lte(uploadIntents.createdAt, new Date(cutoff))))
         .returning({ id: uploadIntents.id });
       out.intentsDropped = dropped.length;
     }
-    if (!call.dryRun && out.deleted.length > 0)
+    if (!dryRun && out.deleted.length > 0)
       log.info({ org, deleted: out.deleted.length, by: who.id }, "unreferenced files deleted");
     return ok(out);
   }
 
-  async function handle(env: Envelope<EvidenceCall>): Promise<unknown> {
+  async function handle(env: Envelope<EvidenceCall>): Promise<HandlerReply<typeof CONTRACTS.evidence>> {
     const who = env.identity;
     if (!who) throw new Error("evidence calls carry the caller's identity");
     const call = env.payload;
@@ -354,9 +357,7 @@ export function createEvidence(deps: EvidenceDeps) {
   return {
     handle,
     async start() {
-      sub = bus.serve(SUBJECTS.evidence, (env) => handle(env as Envelope<EvidenceCall>), {
-        queue: QUEUES.evidence,
-      });
+      sub = serve(bus, CONTRACTS.evidence, (_call, env) => handle(env), { log });
       log.info({ store: blobs.location }, "evidence started");
     },
     async stop() {

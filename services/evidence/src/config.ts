@@ -1,5 +1,5 @@
 import { BLOB_ENV, BLOB_STORE_REQUIRED, blobStoreChosen } from "@baton/blob";
-import { SHARED_ENV } from "@baton/bus";
+import { SHARED_ENV } from "@baton/kit";
 import { z } from "zod";
 
 /** The evidence service's configuration, from the environment. */

@@ -1,9 +1,3 @@
-export {
-  createEvidence,
-  type EvidenceDeps,
-  type FileCheck,
-  type FileMeta,
-  objectLock,
-  objectLockKey,
-} from "./app.ts";
-export { main } from "./main.ts";
+export { createEvidence, type EvidenceDeps, objectLock, objectLockKey } from "./app.ts";
+export { EvidenceConfigSchema, type EvidenceEnv } from "./config.ts";
+export { type EvidenceInfra, type EvidenceSettings, startEvidence } from "./start.ts";

@@ -1,23 +1,18 @@
 // The admin API's read endpoints (issue #16): published versions and a run's journal, for anyone in the organization.
+import { type Bus, CONTRACTS, call, JournalRead, RegistryRead } from "@baton/bus";
+import type { Logger } from "@baton/kit";
 import {
-  type Bus,
-  envelope,
-  type JournalRead,
-  type Logger,
-  type RegistryRead,
-  requestWithRetry,
-  SUBJECTS,
-} from "@baton/bus";
-import {
-  type ErrorCode,
   fail,
+  formatArgIssues,
   type Identity,
   type JournalPage,
   protocolError,
   type ToolResult,
 } from "@baton/protocol";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { z } from "zod";
 import type { FileLinks } from "./file-links.ts";
+import { HTTP_STATUS } from "./status.ts";
 
 /** What the read endpoints need from the HTTP server. */
 export interface AdminReadDeps {
@@ -29,15 +24,18 @@ export interface AdminReadDeps {
   authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<{ identity: Identity } | null>;
 }
 
-const STATUS: Record<ErrorCode, number> = {
-  invalid: 400,
-  not_accepted: 422,
-  stale: 409,
-  conflict: 409,
-  forbidden: 403,
-  not_found: 404,
-  retry: 503,
-};
+/** One read endpoint's call: its query, checked at the edge by the contract's own schema, and how it is sent. */
+interface Read<Q, T> {
+  /** The subject's request schema: a query it refuses is `invalid` here, with every issue. */
+  schema: z.ZodType<Q>;
+  /** What the request asked, as read from its path and query string. */
+  query: unknown;
+  /** The message of a refused query (`bad version query`). */
+  refused: string;
+  send: (query: Q, as: { identity: Identity; deadline: number }) => Promise<ToolResult<T>>;
+  /** Turns the answer's data into what the caller gets (file URLs). */
+  shape?: (data: T, who: Identity) => T | Promise<T>;
+}
 
 /** A path or query value that should be a whole number: the number, else the text (the schema refuses it). */
 const whole = (value: string | undefined): number | string | undefined =>
@@ -60,81 +58,88 @@ const whole = (value: string | undefined): number | string | undefined =>
 export function registerAdminReads(app: FastifyInstance, deps: AdminReadDeps): void {
   const { bus, log, fileLinks, callTimeoutMs, authenticate } = deps;
 
-  async function forward<T>(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    subject: string,
-    payload: (who: Identity) => unknown,
-    shape: (data: T, who: Identity) => T | Promise<T> = (data) => data,
-  ) {
+  async function forward<Q, T>(request: FastifyRequest, reply: FastifyReply, read: Read<Q, T>) {
     const auth = await authenticate(request, reply);
     if (!auth) return reply;
-    const deadline = Date.now() + callTimeoutMs;
+    const parsed = read.schema.safeParse(read.query);
+    if (!parsed.success) {
+      const refused = fail(protocolError("invalid", read.refused, formatArgIssues(parsed.error.issues)));
+      return reply.code(400).send(refused);
+    }
     let result: ToolResult<T>;
     try {
-      result = (await requestWithRetry(
-        bus,
-        subject,
-        envelope(subject, auth.identity, payload(auth.identity), deadline),
-        deadline,
-      )) as ToolResult<T>;
+      result = await read.send(parsed.data, {
+        identity: auth.identity,
+        deadline: Date.now() + callTimeoutMs,
+      });
     } catch (error) {
-      log.warn({ subject, err: String(error) }, "admin read failed");
+      log.warn({ err: String(error) }, "admin read failed");
       result = fail(protocolError("retry", "the server could not complete this call now; retry"));
     }
-    if (!result.ok) return reply.code(STATUS[result.error.code] ?? 400).send(result);
-    return reply.send({ ok: true, data: await shape(result.data, auth.identity) });
+    if (!result.ok) return reply.code(HTTP_STATUS[result.error.code] ?? 400).send(result);
+    const data = read.shape ? await read.shape(result.data, auth.identity) : result.data;
+    return reply.send({ ok: true, data });
   }
 
-  app.get("/api/processes/:name/versions", (request, reply) => {
-    const { name } = request.params as { name: string };
-    return forward(request, reply, SUBJECTS.registryRead, () => ({ name }) satisfies RegistryRead);
-  });
-  app.get("/api/processes/:name/versions/:version", (request, reply) => {
-    const { name, version } = request.params as { name: string; version: string };
-    return forward(request, reply, SUBJECTS.registryRead, () => ({ name, version: whole(version) }));
-  });
-  app.get("/api/runs/:id/journal", (request, reply) => {
-    const { id } = request.params as { id: string };
-    const q = request.query as { after?: string; limit?: string };
-    return forward<JournalPage>(
-      request,
-      reply,
-      SUBJECTS.engineJournal,
-      () => {
-        const query: Record<string, unknown> = { runId: id };
-        if (q.after !== undefined) query.after = whole(q.after);
-        if (q.limit !== undefined) query.limit = whole(q.limit);
-        return query satisfies Partial<Record<keyof JournalRead, unknown>>;
-      },
-      (page, who) => withFileUrls(page, who, fileLinks),
-    );
-  });
+  const versions = {
+    schema: RegistryRead,
+    refused: "bad version query",
+    send: (query: RegistryRead, as: { identity: Identity; deadline: number }) =>
+      call(bus, CONTRACTS.registryRead, query, as),
+  };
+  app.get<{ Params: { name: string } }>("/api/processes/:name/versions", (request, reply) =>
+    forward(request, reply, { ...versions, query: { name: request.params.name } }),
+  );
+  app.get<{ Params: { name: string; version: string } }>(
+    "/api/processes/:name/versions/:version",
+    (request, reply) => {
+      const { name, version } = request.params;
+      return forward(request, reply, { ...versions, query: { name, version: whole(version) } });
+    },
+  );
+  app.get<{ Params: { id: string }; Querystring: { after?: string; limit?: string } }>(
+    "/api/runs/:id/journal",
+    (request, reply) => {
+      const q = request.query;
+      const query: Record<string, unknown> = { runId: request.params.id };
+      if (q.after !== undefined) query.after = whole(q.after);
+      if (q.limit !== undefined) query.limit = whole(q.limit);
+      return forward(request, reply, {
+        schema: JournalRead,
+        query,
+        refused: "bad journal query",
+        send: (journal, as) => call(bus, CONTRACTS.engineJournal, journal, as),
+        shape: (page: JournalPage, who) => withFileUrls(page, who, fileLinks),
+      });
+    },
+  );
 }
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** A file evidence item of a journal entry's arguments: `{ kind: "file", ref }`. */
+const isFileItem = (e: unknown): e is Record<string, unknown> & { ref: string } =>
+  isObject(e) && e.kind === "file" && typeof e.ref === "string";
 
 /** Adds a short-lived `url` to each file evidence item of the journal's arguments (§5), as run data has. */
 async function withFileUrls(page: JournalPage, who: Identity, fileLinks: FileLinks): Promise<JournalPage> {
-  type Item = { kind?: unknown; ref?: unknown };
-  const itemsOf = (entry: JournalPage["entries"][number]): Item[] | null => {
-    const args = entry.detail.args as { evidence?: unknown } | undefined;
-    return args && Array.isArray(args.evidence) ? (args.evidence as Item[]) : null;
+  const argsOf = (entry: JournalPage["entries"][number]) => {
+    const args = entry.detail.args;
+    return isObject(args) && Array.isArray(args.evidence) ? { args, items: args.evidence } : null;
   };
   const refs = page.entries.flatMap((entry) =>
-    (itemsOf(entry) ?? []).flatMap((e) =>
-      e && e.kind === "file" && typeof e.ref === "string" ? [e.ref] : [],
-    ),
+    (argsOf(entry)?.items ?? []).filter(isFileItem).map((e) => e.ref),
   );
   if (refs.length === 0) return page;
   const urls = await fileLinks.urls(who, refs);
   return {
     ...page,
     entries: page.entries.map((entry) => {
-      const items = itemsOf(entry);
-      if (!items) return entry;
-      const evidence = items.map((e) =>
-        e && e.kind === "file" && typeof e.ref === "string" ? { ...e, url: urls.get(e.ref) } : e,
-      );
-      return { ...entry, detail: { ...entry.detail, args: { ...(entry.detail.args as object), evidence } } };
+      const found = argsOf(entry);
+      if (!found) return entry;
+      const evidence = found.items.map((e) => (isFileItem(e) ? { ...e, url: urls.get(e.ref) } : e));
+      return { ...entry, detail: { ...entry.detail, args: { ...found.args, evidence } } };
     }),
   };
 }

@@ -1,10 +1,19 @@
-import { AUTH_ENV, authEnvProblems, SECRET_RING_ENV } from "@baton/auth";
+// The gateway's configuration, read once from the environment.
+import {
+  AUTH_ENV,
+  authEnvProblems,
+  bearerOptionsFromEnv,
+  DEV_ISSUER,
+  loadOrCreateDevIssuer,
+  SECRET_RING_ENV,
+} from "@baton/auth";
 import { BLOB_ENV, BLOB_STORE_REQUIRED, blobStoreChosen } from "@baton/blob";
-import { SHARED_ENV } from "@baton/bus";
+import { SHARED_ENV } from "@baton/kit";
 import { DEFAULTS } from "@baton/protocol";
 import { z } from "zod";
 import { ORIGIN_ENV } from "./origin.ts";
-import { RATE_LIMIT_ENV } from "./rate-limit.ts";
+import { RATE_LIMIT_ENV, rateLimitsFromEnv } from "./rate-limit.ts";
+import type { GatewaySettings } from "./start.ts";
 
 /**
  * The gateway's configuration, from the environment. Tokens are verified either against an issuer's
@@ -81,3 +90,51 @@ export const GatewayConfigSchema = z
     "Bearer tokens: set either BATON_AUTH_ISSUER and BATON_AUTH_JWKS_URL (production), or BATON_DEV_ISSUER_FILE (trials and tests); one of the two is required. File bytes: BATON_S3_BUCKET (S3) or BATON_BLOB_DIR (one host); one of the two is required.",
   );
 export type GatewayEnv = z.infer<typeof GatewayConfigSchema>;
+
+/**
+ * A gateway replica's settings from its environment. Tokens are checked against the issuer's JWKS,
+ * or, with `BATON_DEV_ISSUER_FILE`, against the dev issuer's key in that file (made when missing).
+ */
+export async function gatewaySettings(env: GatewayEnv): Promise<GatewaySettings> {
+  const publicUrl = env.BATON_PUBLIC_URL.replace(/\/+$/, "");
+  let auth: GatewaySettings["auth"];
+  if (env.BATON_DEV_ISSUER_FILE) {
+    const dev = await loadOrCreateDevIssuer(env.BATON_DEV_ISSUER_FILE);
+    // Dev-issuer tokens carry today's claims, so the default claim mapping reads them.
+    auth = {
+      issuer: DEV_ISSUER,
+      keys: { jwks: [dev.publicJwk] },
+      clockToleranceSeconds: env.BATON_AUTH_CLOCK_TOLERANCE_SECONDS,
+      ...(env.BATON_AUTH_AUDIENCE?.length ? { audience: env.BATON_AUTH_AUDIENCE } : {}),
+    };
+  } else {
+    // The schema requires both when there is no dev issuer file.
+    auth = bearerOptionsFromEnv(
+      env,
+      env.BATON_AUTH_ISSUER ?? "",
+      env.BATON_AUTH_JWKS_URL ?? "",
+      `${publicUrl}/mcp`,
+    );
+  }
+  return {
+    host: env.BATON_HOST,
+    port: env.BATON_PORT,
+    auth,
+    secret: env.BATON_SECRET,
+    publicUrl,
+    partitions: env.BATON_PARTITIONS,
+    leaseSeconds: env.BATON_LEASE_SECONDS,
+    runDataBytes: env.BATON_RUN_DATA_BYTES,
+    maxUploadBytes: env.BATON_MAX_UPLOAD_BYTES,
+    callTimeoutMs: env.BATON_CALL_TIMEOUT_MS,
+    attemptMs: env.BATON_ATTEMPT_TIMEOUT_MS,
+    fileUrlSeconds: env.BATON_FILE_URL_SECONDS,
+    version: "0.1.0",
+    ...(env.BATON_CONSOLE_DIR !== undefined ? { consoleDir: env.BATON_CONSOLE_DIR } : {}),
+    ...(env.BATON_SECRET_PREVIOUS ? { previousSecrets: env.BATON_SECRET_PREVIOUS } : {}),
+    ...(env.BATON_ALLOWED_ORIGINS ? { allowedOrigins: env.BATON_ALLOWED_ORIGINS } : {}),
+    rateLimits: rateLimitsFromEnv(env),
+    // Shared by every replica through Redis when REDIS_URL is set; per replica in memory otherwise.
+    ...(env.REDIS_URL ? { rateLimitRedis: { url: env.REDIS_URL, namespace: env.BATON_NAMESPACE } } : {}),
+  };
+}

@@ -1,9 +1,11 @@
 import { FileUrls } from "@baton/auth";
 import { blobKey, LocalBlobStore, S3BlobStore } from "@baton/blob";
-import { type EvidenceCall, InProcessBus, SUBJECTS, silentLogger, systemClock } from "@baton/bus";
-import type { Identity } from "@baton/protocol";
+import { type EvidenceCall, InProcessBus, SUBJECTS } from "@baton/bus";
+import { systemClock } from "@baton/clock";
+import { silentLogger } from "@baton/kit";
+import type { FileMeta, Identity } from "@baton/protocol";
 import { describe, expect, it } from "vitest";
-import { createFileLinks, type FileMeta } from "./file-links.ts";
+import { createFileLinks } from "./file-links.ts";
 
 const who: Identity = { org: "acme", kind: "person", id: "p@example.com", groups: [], operator: false };
 const SHA = "a".repeat(64);

@@ -1,24 +1,9 @@
 import type { FileUrls } from "@baton/auth";
 import { type BlobStore, blobKey } from "@baton/blob";
-import {
-  type Bus,
-  type Clock,
-  type EvidenceCall,
-  envelope,
-  type Logger,
-  requestWithRetry,
-  SUBJECTS,
-} from "@baton/bus";
-import type { Identity } from "@baton/protocol";
-
-/** What a download needs to know of a file: where its bytes are and how to present them. */
-export interface FileMeta {
-  id: string;
-  sha256: string;
-  bytes: number;
-  contentType: string;
-  fileName: string;
-}
+import { type Bus, CONTRACTS, call } from "@baton/bus";
+import type { Clock } from "@baton/clock";
+import type { Logger } from "@baton/kit";
+import type { FileMeta, Identity } from "@baton/protocol";
 
 /** What {@link createFileLinks} needs. */
 export interface FileLinkDeps {
@@ -68,13 +53,12 @@ export function createFileLinks(deps: FileLinkDeps): FileLinks {
   async function lookup(who: Identity, ids: string[], deadline: number): Promise<void> {
     const missing = ids.filter((id) => !cache.has(cacheKey(who.org, id)));
     if (missing.length === 0) return;
-    const found = (await requestWithRetry(
+    const found = await call(
       bus,
-      SUBJECTS.evidence,
-      envelope("evidence.meta", who, { op: "meta", ids: missing } satisfies EvidenceCall, deadline),
-      deadline,
-      { attemptMs },
-    )) as Record<string, FileMeta>;
+      CONTRACTS.evidence,
+      { op: "meta", ids: missing },
+      { identity: who, deadline, attemptMs },
+    );
     for (const meta of Object.values(found)) remember(who.org, meta);
   }
 

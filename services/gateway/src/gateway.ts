@@ -1,6 +1,8 @@
 import { type BearerVerifier, ClaimTokens, FileUrls, runIdFor, type SecretRing } from "@baton/auth";
 import type { BlobStore } from "@baton/blob";
-import { type Bus, type Clock, DEFAULT_ATTEMPT_MS, type Logger } from "@baton/bus";
+import type { Bus } from "@baton/bus";
+import type { Clock } from "@baton/clock";
+import { DEFAULT_ATTEMPT_MS, type Logger } from "@baton/kit";
 import { DEFAULTS, OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
 import type { FastifyInstance } from "fastify";
 import { DEFAULT_CONSOLE_DIR } from "./console.ts";

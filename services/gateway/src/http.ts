@@ -1,20 +1,14 @@
 import type { BearerVerifier, FileUrls } from "@baton/auth";
 import { attachmentDisposition, type BlobStore, blobKey } from "@baton/blob";
-import {
-  type Bus,
-  type Clock,
-  type EvidenceCall,
-  envelope,
-  type Logger,
-  type RegistryCall,
-  requestWithRetry,
-  type SchedulerCall,
-  SUBJECTS,
-} from "@baton/bus";
+import { type Bus, CONTRACTS, call } from "@baton/bus";
+import type { Clock } from "@baton/clock";
+import type { Logger } from "@baton/kit";
 import { textProblem } from "@baton/process";
 import {
   fail,
   type Identity,
+  NotifierCall,
+  notifierCallRefusal,
   protocolError,
   type ToolName,
   type ToolResult,
@@ -29,6 +23,7 @@ import { MAX_ADMIN_BODY_BYTES } from "./limits.ts";
 import { type CallContext, McpEndpoint, type ToolHandler } from "./mcp.ts";
 import { allowedOrigins, registerOriginCheck } from "./origin.ts";
 import { limitedMessage, type RateLimiter } from "./rate-limit.ts";
+import { HTTP_STATUS } from "./status.ts";
 
 /** Gateway settings for HTTP. */
 export interface HttpSettings {
@@ -64,16 +59,6 @@ export interface HttpDeps {
   limiter: RateLimiter;
   settings: HttpSettings;
 }
-
-const STATUS: Record<string, number> = {
-  invalid: 400,
-  not_accepted: 422,
-  stale: 409,
-  conflict: 409,
-  forbidden: 403,
-  not_found: 404,
-  retry: 503,
-};
 
 /**
  * The gateway's HTTP server (fastify): MCP Streamable HTTP at `/mcp` (stateless, JSON responses,
@@ -246,7 +231,12 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
       ...(refusal ? { refusal } : {}),
     };
     reply.hijack();
-    await mcp.handle(request.raw, reply.raw, body.value, auth.token, auth.identity, context);
+    await mcp.handle(request.raw, reply.raw, {
+      body: body.value,
+      token: auth.token,
+      identity: auth.identity,
+      context,
+    });
     return reply;
   });
   const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
@@ -264,11 +254,15 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
   app.get("/mcp", notAllowed);
   app.delete("/mcp", notAllowed);
 
-  // Admin API (§7 import, bind, publish), used by `baton publish`. Operators only.
-  async function admin<T>(
+  /**
+   * Admin API (§7 import, bind, publish; the clock), used by `baton publish` and `baton clock`.
+   * Operators only. `send` makes the service call as the caller, by the deadline (epoch ms); it is
+   * sent once per attempt that finds a service (an import is not safe to send twice).
+   */
+  async function admin(
     request: FastifyRequest,
     reply: FastifyReply,
-    make: (who: Identity) => { subject: string; type: string; payload: unknown },
+    send: (as: { identity: Identity; deadline: number }) => Promise<ToolResult<unknown>>,
   ) {
     const auth = await limitedAuthenticate(request, reply);
     if (!auth) return reply;
@@ -308,16 +302,9 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
       const message = "the request carries values Baton cannot store; fix every issue listed";
       return reply.code(400).send(fail(protocolError("invalid", message, issues)));
     }
-    const { subject, type, payload } = make(auth.identity);
-    const deadline = Date.now() + settings.callTimeoutMs;
     try {
-      const result = (await requestWithRetry(
-        bus,
-        subject,
-        envelope(type, auth.identity, payload, deadline),
-        deadline,
-      )) as ToolResult<T>;
-      return reply.code(result.ok ? 200 : (STATUS[result.error.code] ?? 400)).send(result);
+      const result = await send({ identity: auth.identity, deadline: Date.now() + settings.callTimeoutMs });
+      return reply.code(result.ok ? 200 : (HTTP_STATUS[result.error.code] ?? 400)).send(result);
     } catch (error) {
       log.warn({ err: String(error) }, "admin call failed");
       return reply.code(503).send({
@@ -333,82 +320,59 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
   };
 
   app.post("/api/processes", (request, reply) =>
-    admin(request, reply, () => {
+    admin(request, reply, (as) => {
       const body = jsonBody(request);
-      const payload: RegistryCall = {
-        op: "import",
-        folderName: typeof body.folderName === "string" ? body.folderName : null,
-        source: typeof body.source === "string" ? body.source : "",
-      };
-      return { subject: SUBJECTS.registry, type: "registry.import", payload };
+      const folderName = typeof body.folderName === "string" ? body.folderName : null;
+      const source = typeof body.source === "string" ? body.source : "";
+      return call(bus, CONTRACTS.registry, { op: "import", folderName, source }, as);
     }),
   );
-  app.get("/api/drafts/:draftId", (request, reply) =>
-    admin(request, reply, () => ({
-      subject: SUBJECTS.registry,
-      type: "registry.get_draft",
-      payload: {
-        op: "get_draft",
-        draftId: (request.params as { draftId: string }).draftId,
-      } satisfies RegistryCall,
-    })),
+  app.get<{ Params: { draftId: string } }>("/api/drafts/:draftId", (request, reply) =>
+    admin(request, reply, (as) =>
+      call(bus, CONTRACTS.registry, { op: "get_draft", draftId: request.params.draftId }, as),
+    ),
   );
-  app.put("/api/drafts/:draftId/bindings", (request, reply) =>
-    admin(request, reply, () => {
+  app.put<{ Params: { draftId: string } }>("/api/drafts/:draftId/bindings", (request, reply) =>
+    admin(request, reply, (as) => {
       const body = jsonBody(request);
-      const bindings = (body.bindings && typeof body.bindings === "object" ? body.bindings : {}) as Record<
-        string,
-        string
-      >;
-      return {
-        subject: SUBJECTS.registry,
-        type: "registry.bind",
-        payload: {
-          op: "bind",
-          draftId: (request.params as { draftId: string }).draftId,
-          bindings,
-        } satisfies RegistryCall,
-      };
+      // Group ids as sent: the registry checks each against the draft's roles.
+      const bindings: Record<string, unknown> =
+        body.bindings && typeof body.bindings === "object" ? { ...body.bindings } : {};
+      return call(bus, CONTRACTS.registry, { op: "bind", draftId: request.params.draftId, bindings }, as);
     }),
   );
-  app.post("/api/drafts/:draftId/publish", (request, reply) =>
-    admin(request, reply, () => ({
-      subject: SUBJECTS.registry,
-      type: "registry.publish",
-      payload: {
-        op: "publish",
-        draftId: (request.params as { draftId: string }).draftId,
-      } satisfies RegistryCall,
-    })),
+  app.post<{ Params: { draftId: string } }>("/api/drafts/:draftId/publish", (request, reply) =>
+    admin(request, reply, (as) =>
+      call(bus, CONTRACTS.registry, { op: "publish", draftId: request.params.draftId }, as),
+    ),
   );
   // The clock (issue #5): its time for any operator; moving it only when it is manual. An advance
   // returns once every timer that fell due has been applied, or with `pending` > 0 when the call's
   // deadline came first (then the same `{ ms, requestId }` again carries on without moving it twice).
   app.get("/api/clock", (request, reply) =>
-    admin(request, reply, () => ({
-      subject: SUBJECTS.scheduler,
-      type: "scheduler.now",
-      payload: { op: "now" } satisfies SchedulerCall,
-    })),
+    admin(request, reply, (as) => call(bus, CONTRACTS.scheduler, { op: "now" }, as)),
   );
   // The scheduler answers a real-time clock with conflict, after the operator check like every admin call.
   app.post("/api/clock/advance", (request, reply) => {
-    return admin(request, reply, () => {
+    return admin(request, reply, (as) => {
       const body = jsonBody(request);
-      const payload: SchedulerCall = {
-        op: "advance",
-        ms: typeof body.ms === "number" ? body.ms : Number.NaN,
-        // Checked by the scheduler (a string of 1–200 characters); passed as sent so a wrong type is refused.
-        ...(body.requestId !== undefined ? { requestId: body.requestId as string } : {}),
-      };
-      return { subject: SUBJECTS.scheduler, type: "scheduler.advance", payload };
+      // Both checked by the scheduler (a whole number of ms; a string of 1–200 characters), after who
+      // may move the clock: passed as sent, so a wrong type is refused there.
+      const ms = typeof body.ms === "number" ? body.ms : null;
+      const requestId = body.requestId !== undefined ? { requestId: body.requestId } : {};
+      return call(bus, CONTRACTS.scheduler, { op: "advance", ms, ...requestId }, as);
     });
   });
 
   // The notifier (issue #11): webhook subscriptions, group mailing addresses and the record of
-  // deliveries. Values go as sent; the notifier's schema refuses a wrong type with every issue.
+  // deliveries. Values as sent, checked here by the notifier's own schema (`invalid` with every
+  // issue), so the notifier never sees a call it would refuse.
   const notifier = (request: FastifyRequest, reply: FastifyReply, payload: () => Record<string, unknown>) =>
-    admin(request, reply, () => ({ subject: SUBJECTS.notifier, type: "notifier", payload: payload() }));
+    admin(request, reply, async (as) => {
+      const parsed = NotifierCall.safeParse(payload());
+      if (!parsed.success) return fail(notifierCallRefusal(parsed.error.issues));
+      return call(bus, CONTRACTS.notifier, parsed.data, as);
+    });
   const param = (request: FastifyRequest, name: string) => (request.params as Record<string, string>)[name];
   const whole = (value: string | undefined) =>
     value !== undefined && /^\d{1,15}$/.test(value) ? Number(value) : value;
@@ -453,17 +417,17 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
   app.get("/api/groups/emails", (request, reply) => notifier(request, reply, () => ({ op: "group_emails" })));
   // Orphan collection (issue #10, `baton evidence gc`): one page per call, in the operator's organization.
   app.post("/api/evidence/gc", (request, reply) =>
-    admin(request, reply, () => {
+    admin(request, reply, (as) => {
       const body = jsonBody(request);
-      // Checked by the evidence service; passed as sent so a wrong type is refused there.
+      // Checked by the evidence service, after who may collect; passed as sent so a wrong type is refused there.
       const payload = {
         op: "gc",
-        olderThanMs: body.olderThanMs as number,
-        dryRun: (body.dryRun ?? true) as boolean,
-        cursor: (body.cursor ?? null) as string | null,
-        limit: (body.limit ?? 100) as number,
-      } satisfies EvidenceCall;
-      return { subject: SUBJECTS.evidence, type: "evidence.gc", payload };
+        olderThanMs: body.olderThanMs,
+        dryRun: body.dryRun ?? true,
+        cursor: body.cursor ?? null,
+        limit: body.limit ?? 100,
+      } as const;
+      return call(bus, CONTRACTS.evidence, payload, as);
     }),
   );
 
@@ -478,8 +442,8 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
   await registerConsole(app, settings.consoleDir);
 
   // Short-lived, signed file downloads (§5 `url`).
-  app.get("/files/:id", async (request, reply) => {
-    const { id } = request.params as { id: string };
+  app.get<{ Params: { id: string } }>("/files/:id", async (request, reply) => {
+    const { id } = request.params;
     const q = request.query as { org?: string; exp?: string; sig?: string };
     if (!q.org || !q.exp || !q.sig || !fileUrls.check(q.org, id, Number(q.exp), q.sig, clock.now())) {
       return reply
@@ -487,16 +451,14 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
         .send({ error: "this file link is not valid or has expired; read the run again for a fresh url" });
     }
     const who: Identity = { org: q.org, kind: "agent", id: "file-download", groups: [], operator: false };
-    const deadline = Date.now() + settings.callTimeoutMs;
     let meta: { sha256: string; contentType: string; fileName: string } | null;
     try {
-      meta = (await requestWithRetry(
+      meta = await call(
         bus,
-        SUBJECTS.evidence,
-        envelope("evidence.get", who, { op: "get", id } satisfies EvidenceCall, deadline),
-        deadline,
-        { attemptMs: settings.attemptMs },
-      )) as typeof meta;
+        CONTRACTS.evidence,
+        { op: "get", id },
+        { identity: who, deadline: Date.now() + settings.callTimeoutMs, attemptMs: settings.attemptMs },
+      );
     } catch (error) {
       log.warn({ err: String(error) }, "file lookup failed");
       return reply

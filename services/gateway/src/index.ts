@@ -1,6 +1,6 @@
 export { type AdminReadDeps, registerAdminReads } from "./admin-reads.ts";
 export { MAX_ARGUMENT_DEPTH, type ParsedBody, parseBody } from "./body.ts";
-export { GatewayConfigSchema } from "./config.ts";
+export { GatewayConfigSchema, type GatewayEnv, gatewaySettings } from "./config.ts";
 export { CONSOLE_CSP, DEFAULT_CONSOLE_DIR, registerConsole } from "./console.ts";
 export { createGateway, type GatewayOptions } from "./gateway.ts";
 export { closeGracefully, createHttpServer, type HttpDeps, type HttpSettings } from "./http.ts";
@@ -12,7 +12,6 @@ export {
   MAX_KEY_CHARS,
   maxCallBytes,
 } from "./limits.ts";
-export { main } from "./main.ts";
 export { type CallContext, McpEndpoint, type ToolHandler } from "./mcp.ts";
 export { allowedOrigins, ORIGIN_ENV } from "./origin.ts";
 export {
@@ -22,4 +21,5 @@ export {
   type RateLimiter,
   type RateLimits,
 } from "./rate-limit.ts";
+export { type GatewayInfra, type GatewaySettings, type RunningGateway, startGateway } from "./start.ts";
 export { createToolRouter, type ToolDeps, type ToolSettings } from "./tools.ts";

@@ -1,6 +1,8 @@
 import { DEV_ISSUER } from "@baton/auth";
 import { LocalBlobStore } from "@baton/blob";
-import { InProcessBus, SUBJECTS, silentLogger, systemClock } from "@baton/bus";
+import { InProcessBus, SUBJECTS } from "@baton/bus";
+import { systemClock } from "@baton/clock";
+import { silentLogger } from "@baton/kit";
 import { DEFAULTS } from "@baton/protocol";
 import type { FastifyInstance } from "fastify";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";

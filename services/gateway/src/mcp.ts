@@ -103,15 +103,16 @@ export class McpEndpoint {
     await this.server.connect(this.shared);
   }
 
-  /** Handles one HTTP request to `/mcp` for an authenticated caller. */
+  /**
+   * Handles one HTTP request to `/mcp` for an authenticated caller: its parsed `body`, the bearer
+   * `token` and `identity` it was verified to, and the per-request facts of {@link CallContext}.
+   */
   async handle(
     req: IncomingMessage,
     res: ServerResponse,
-    body: unknown,
-    token: string,
-    identity: Identity,
-    context: CallContext,
+    call: { body: unknown; token: string; identity: Identity; context: CallContext },
   ): Promise<void> {
+    const { body, token, identity, context } = call;
     const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
     this.shared.attach(transport, context);
     (req as IncomingMessage & { auth?: unknown }).auth = {

@@ -1,6 +1,8 @@
 import { DEV_ISSUER } from "@baton/auth";
 import { LocalBlobStore } from "@baton/blob";
-import { InProcessBus, SUBJECTS, silentLogger, systemClock } from "@baton/bus";
+import { InProcessBus, SUBJECTS } from "@baton/bus";
+import { systemClock } from "@baton/clock";
+import { silentLogger } from "@baton/kit";
 import { DEFAULTS, type Identity } from "@baton/protocol";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Logger } from "@baton/bus";
+import type { Logger } from "@baton/kit";
 import type { Identity } from "@baton/protocol";
 import { Redis } from "ioredis";
 import {

@@ -1,6 +1,8 @@
 import { DEV_ISSUER, type TokenClaims } from "@baton/auth";
 import type { BlobStore } from "@baton/blob";
-import { InProcessBus, SUBJECTS, silentLogger, systemClock } from "@baton/bus";
+import { InProcessBus, SUBJECTS } from "@baton/bus";
+import { systemClock } from "@baton/clock";
+import { silentLogger } from "@baton/kit";
 import { DEFAULTS, TOOL_NAMES, type ToolName } from "@baton/protocol";
 import fc from "fast-check";
 import type { FastifyInstance } from "fastify";

@@ -1,21 +1,10 @@
 import type { ClaimTokens } from "@baton/auth";
 import { type BlobStore, blobKey, type PutResult, sha256Hex } from "@baton/blob";
+import { type Bus, BusRemoteError, BusUnavailable, CONTRACTS, call, type EngineWrite } from "@baton/bus";
+import type { Clock } from "@baton/clock";
+import type { Logger } from "@baton/kit";
 import {
-  type Bus,
-  BusRemoteError,
-  BusUnavailable,
-  type Clock,
-  type EngineRead,
-  type EngineWrite,
-  type EvidenceCall,
-  envelope,
-  type Logger,
-  type RegistryCall,
-  requestWithRetry,
-  SUBJECTS,
-  type UploadIntent,
-} from "@baton/bus";
-import {
+  type ClaimResult,
   type DescribeResult,
   fail,
   formatArgIssues,
@@ -24,6 +13,7 @@ import {
   partitionOf,
   protocolError,
   type RunData,
+  type RunView,
   requestFingerprint,
   TOOL_ARGS,
   TOOL_DESCRIPTIONS,
@@ -71,6 +61,12 @@ export interface ToolDeps {
   settings: ToolSettings;
 }
 
+/** Each tool's argument schema, typed by the tool, so a call's parsed arguments keep their tool's type. */
+const ARGS: { [T in ToolName]: z.ZodType<ToolArgs[T]> } = TOOL_ARGS;
+
+/** What answers one tool, given its parsed arguments and the caller. */
+type Route<T extends ToolName> = (args: ToolArgs[T], who: Identity) => Promise<ToolResult<unknown>>;
+
 /**
  * Routes each tool call (tools.md) to the service that answers it, after the checks every call gets
  * first (ARCHITECTURE "Check order on writes"): the tool's argument schema (every issue at once, as
@@ -80,6 +76,7 @@ export interface ToolDeps {
 export function createToolRouter(deps: ToolDeps): ToolHandler {
   const { bus, log, blobs, tokens, fileLinks, settings } = deps;
   const offered = new Set<string>(settings.tools);
+  const isOffered = (name: string): name is ToolName => offered.has(name);
   const tools: Tool[] = settings.tools.map((name) => {
     const schema = z.toJSONSchema(TOOL_ARGS[name], { io: "input", unrepresentable: "any" }) as Record<
       string,
@@ -105,20 +102,24 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
     },
   };
 
-  async function call<T>(
-    subject: string,
-    type: string,
-    who: Identity,
-    payload: unknown,
-  ): Promise<ToolResult<T>> {
-    const deadline = Date.now() + settings.callTimeoutMs;
+  /** How a tool's service call is sent: as the caller, within the call's time, resent when an attempt gets no answer. */
+  const sent = (who: Identity) => ({
+    identity: who,
+    deadline: Date.now() + settings.callTimeoutMs,
+    attemptMs: settings.attemptMs,
+  });
+
+  /**
+   * Waits for one service call of a tool; a call the services could not complete in time (nobody
+   * serving, a failure a retry may help) answers `retry`. Every call is safe to send again: writes
+   * are idempotent on their `requestId` (uploads included) and fenced by the run's `rev`.
+   */
+  async function ask<T>(sending: Promise<T>): Promise<T | ToolResult<never>> {
     try {
-      return (await requestWithRetry(bus, subject, envelope(type, who, payload, deadline), deadline, {
-        attemptMs: settings.attemptMs,
-      })) as ToolResult<T>;
+      return await sending;
     } catch (error) {
       if (error instanceof BusUnavailable || error instanceof BusRemoteError) {
-        log.warn({ subject, type, err: error.message }, "service call failed");
+        log.warn({ subject: error.subject, err: error.message }, "service call failed");
         return fail(
           protocolError(
             "retry",
@@ -130,7 +131,14 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
     }
   }
 
-  const writeTo = (runId: string) => SUBJECTS.engineWrite(partitionOf(runId, settings.partitions));
+  /** A write to one run, sent to the owner of the run's partition. */
+  const write = <const W extends EngineWrite>(payload: W, who: Identity) =>
+    ask(
+      call(bus, CONTRACTS.engineWrite, payload, {
+        ...sent(who),
+        partition: partitionOf(payload.runId, settings.partitions),
+      }),
+    );
 
   function badToken(): ToolResult<never> {
     return fail(
@@ -153,9 +161,10 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
       c.evidence
         ? {
             ...c,
-            evidence: c.evidence.map((e) =>
-              e.kind === "file" ? { ...e, url: urls.get(e.ref) as string } : e,
-            ),
+            evidence: c.evidence.map((e) => {
+              const url = e.kind === "file" ? urls.get(e.ref) : undefined;
+              return url === undefined ? e : { ...e, url };
+            }),
           }
         : c;
     const steps: RunData["steps"] = {};
@@ -164,17 +173,19 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
     return { inputs: data.inputs, steps };
   }
 
-  async function decorate(
-    name: ToolName,
-    result: ToolResult<unknown>,
+  /** A run view with a short-lived `url` on each file evidence item of its run data (§5). */
+  async function viewWithUrls(result: ToolResult<RunView>, who: Identity): Promise<ToolResult<RunView>> {
+    if (!result.ok || !result.data?.data || !("steps" in result.data.data)) return result;
+    return ok({ ...result.data, data: await withUrls(result.data.data, who) });
+  }
+
+  /** A claim with a short-lived `url` on each file evidence item of its run data (§5). */
+  async function claimWithUrls(
+    result: ToolResult<ClaimResult>,
     who: Identity,
-  ): Promise<ToolResult<unknown>> {
-    if (!result.ok || result.data === null || typeof result.data !== "object") return result;
-    const data = result.data as { data?: RunData };
-    if (!data.data || !("steps" in data.data)) return result;
-    if (name === "claim" || "run" in data)
-      return { ok: true, data: { ...data, data: await withUrls(data.data, who) } };
-    return result;
+  ): Promise<ToolResult<ClaimResult>> {
+    if (!result.ok || !result.data?.data || !("steps" in result.data.data)) return result;
+    return ok({ ...result.data, data: await withUrls(result.data.data, who) });
   }
 
   /**
@@ -199,25 +210,23 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
       { fileName: args.fileName, contentType: args.contentType, sha256 },
       who,
     );
-    const intent = await call<UploadIntent>(SUBJECTS.evidence, "evidence.intent", who, {
-      op: "intent",
-      requestId: args.requestId,
-      fingerprint,
-      sha256,
-      bytes: bytes.length,
-    } satisfies EvidenceCall);
+    const intent = await ask(
+      call(
+        bus,
+        CONTRACTS.evidence,
+        { op: "intent", requestId: args.requestId, fingerprint, sha256, bytes: bytes.length },
+        sent(who),
+      ),
+    );
     if (!intent.ok) return intent;
-    if (intent.data.kind === "replay") return intent.data.result as ToolResult<UploadResult>;
+    if (intent.data.kind === "replay") return intent.data.result;
     const intentId = intent.data.intentId;
     let put: PutResult;
     try {
       put = await blobs.put(blobKey(who.org, sha256), bytes);
     } catch (error) {
       log.warn({ err: String(error), store: blobs.location }, "upload: the file store failed");
-      await call(SUBJECTS.evidence, "evidence.abandon", who, {
-        op: "abandon",
-        intentId,
-      } satisfies EvidenceCall);
+      await ask(call(bus, CONTRACTS.evidence, { op: "abandon", intentId }, sent(who)));
       return fail(
         protocolError(
           "retry",
@@ -225,7 +234,7 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
         ),
       );
     }
-    const payload: EvidenceCall = {
+    const register = {
       op: "register",
       requestId: args.requestId,
       fingerprint,
@@ -235,78 +244,83 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
       bytes: bytes.length,
       intentId,
       etag: put.etag,
-    };
-    return call<UploadResult>(SUBJECTS.evidence, "evidence.register", who, payload);
+    } as const;
+    return ask(call(bus, CONTRACTS.evidence, register, sent(who)));
   }
 
-  async function route(name: ToolName, args: unknown, who: Identity): Promise<ToolResult<unknown>> {
-    switch (name) {
-      case "describe":
-        return ok(describe);
-      case "list_processes": {
-        const payload: RegistryCall = { op: "list_processes", args: args as ToolArgs["list_processes"] };
-        return call(SUBJECTS.registry, "registry.list_processes", who, payload);
-      }
-      case "get_run":
-      case "get_work":
-      case "list_runs":
-        return call(SUBJECTS.engineRead, `engine.${name}`, who, { tool: name, args } as EngineRead);
-      case "start_run": {
-        const a = args as ToolArgs["start_run"];
-        const runId = settings.runIdFor(who.org, a.requestId);
-        const payload: EngineWrite = { tool: "start_run", args: a, runId };
-        return call(writeTo(runId), "engine.start_run", who, payload);
-      }
-      case "claim":
-      case "decide":
-      case "cancel":
-      case "send_event": {
-        const a = args as { runId: string };
-        const payload = { tool: name, args, runId: a.runId } as EngineWrite;
-        return call(writeTo(a.runId), `engine.${name}`, who, payload);
-      }
-      case "renew":
-      case "submit":
-      case "escalate": {
-        const a = args as { token: string };
-        const claim = tokens.read(a.token);
-        if (!claim) return badToken();
-        const payload = { tool: name, args, runId: claim.runId, claimId: claim.claimId } as EngineWrite;
-        return call(writeTo(claim.runId), `engine.${name}`, who, payload);
-      }
-      case "upload":
-        return upload(args as ToolArgs["upload"], who);
-      default: {
-        const unreachable: never = name;
-        throw new Error(`unknown tool ${String(unreachable)}`);
-      }
+  /** The claim a token carries, or `invalid` when the token does not verify (ARCHITECTURE "Check order on writes"). */
+  function withToken(
+    token: string,
+    send: (claim: { runId: string; claimId: string }) => Promise<ToolResult<unknown>>,
+  ): Promise<ToolResult<unknown>> {
+    const claim = tokens.read(token);
+    return claim ? send(claim) : Promise.resolve(badToken());
+  }
+
+  const routes: { [T in ToolName]: Route<T> } = {
+    describe: async () => ok(describe),
+    list_processes: (args, who) =>
+      ask(call(bus, CONTRACTS.registry, { op: "list_processes", args }, sent(who))),
+    get_run: async (args, who) =>
+      viewWithUrls(await ask(call(bus, CONTRACTS.engineRead, { tool: "get_run", args }, sent(who))), who),
+    get_work: (args, who) => ask(call(bus, CONTRACTS.engineRead, { tool: "get_work", args }, sent(who))),
+    list_runs: (args, who) => ask(call(bus, CONTRACTS.engineRead, { tool: "list_runs", args }, sent(who))),
+    start_run: async (args, who) => {
+      const runId = settings.runIdFor(who.org, args.requestId);
+      return viewWithUrls(await write({ tool: "start_run", args, runId }, who), who);
+    },
+    claim: async (args, who) =>
+      claimWithUrls(await write({ tool: "claim", args, runId: args.runId }, who), who),
+    decide: async (args, who) =>
+      viewWithUrls(await write({ tool: "decide", args, runId: args.runId }, who), who),
+    cancel: async (args, who) =>
+      viewWithUrls(await write({ tool: "cancel", args, runId: args.runId }, who), who),
+    send_event: (args, who) => write({ tool: "send_event", args, runId: args.runId }, who),
+    renew: (args, who) => withToken(args.token, (claim) => write({ tool: "renew", args, ...claim }, who)),
+    submit: (args, who) =>
+      withToken(args.token, async (claim) =>
+        viewWithUrls(await write({ tool: "submit", args, ...claim }, who), who),
+      ),
+    escalate: (args, who) =>
+      withToken(args.token, async (claim) =>
+        viewWithUrls(await write({ tool: "escalate", args, ...claim }, who), who),
+      ),
+    upload: (args, who) => upload(args, who),
+  };
+
+  /** Checks a call's arguments against its tool's schema (every issue at once), then routes it. */
+  async function callTool<T extends ToolName>(
+    tool: T,
+    raw: unknown,
+    who: Identity,
+    context: CallContext,
+  ): Promise<ToolResult<unknown>> {
+    const parsed = ARGS[tool].safeParse(raw, { reportInput: true });
+    const issues = parsed.success ? [] : formatArgIssues(parsed.error.issues);
+    for (const n of context.problems) issues.push(`${n.path}: ${n.problem}`);
+    // Bounds on what a caller sends (issue #12), listed with the schema's issues.
+    if (raw !== null && typeof raw === "object")
+      issues.push(
+        ...callLimitProblems(
+          tool,
+          raw as Record<string, unknown>,
+          context.bodyBytes ?? 0,
+          settings.runDataBytes,
+        ),
+      );
+    if (issues.length > 0 || !parsed.success) {
+      return fail(protocolError("invalid", `arguments do not match ${tool}; fix every issue listed`, issues));
     }
+    return routes[tool](parsed.data, who);
   }
 
   return {
     tools,
     has: (name) => offered.has(name),
     async call(name, raw, who, context: CallContext) {
-      const tool = name as ToolName;
-      const parsed = TOOL_ARGS[tool].safeParse(raw, { reportInput: true });
-      const issues = parsed.success ? [] : formatArgIssues(parsed.error.issues);
-      for (const n of context.problems) issues.push(`${n.path}: ${n.problem}`);
-      if (raw !== null && typeof raw === "object")
-        issues.push(
-          ...callLimitProblems(
-            tool,
-            raw as Record<string, unknown>,
-            context.bodyBytes ?? 0,
-            settings.runDataBytes,
-          ),
-        );
-      if (issues.length > 0 || !parsed.success) {
-        return fail(
-          protocolError("invalid", `arguments do not match ${name}; fix every issue listed`, issues),
-        );
-      }
-      const result = await route(tool, parsed.data, who);
-      return decorate(tool, result, who);
+      // The MCP layer calls only tools this router lists (`has`).
+      if (!isOffered(name)) throw new Error(`${name} is not a tool this server offers`);
+      return callTool(name, raw, who, context);
     },
   };
 }

@@ -55,7 +55,12 @@ describe("MCP endpoint: no reference reaches another caller's call (issue 8)", (
           operator: false,
         };
         const body: unknown = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-        void endpoint.handle(req, res, body, "token", who, { problems: [], badArguments: new Map() });
+        void endpoint.handle(req, res, {
+          body,
+          token: "token",
+          identity: who,
+          context: { problems: [], badArguments: new Map() },
+        });
       });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -1,6 +1,7 @@
 // The notifier's admin calls (issue #11): webhook subscriptions, group mailing addresses, deliveries.
 import { randomBytes } from "node:crypto";
-import type { Clock, Envelope } from "@baton/bus";
+import type { Envelope } from "@baton/bus";
+import type { Clock } from "@baton/clock";
 import {
   type Db,
   groupEmails,
@@ -17,6 +18,7 @@ import {
   NOTIFICATION_EVENT_TYPES,
   type NotificationEventType,
   NotifierCall,
+  notifierCallRefusal,
   ok,
   protocolError,
   type ToolResult,
@@ -321,13 +323,7 @@ export function createAdmin(deps: AdminDeps): (env: Envelope) => Promise<ToolRes
     if (!who?.operator) return fail(protocolError("forbidden", "webhooks and group mail are for operators"));
     const parsed = NotifierCall.safeParse(env.payload);
     if (!parsed.success) {
-      return fail(
-        protocolError(
-          "invalid",
-          "the notifier call does not match its schema",
-          parsed.error.issues.map((i) => `${i.path.join(".") || "payload"}: ${i.message}`),
-        ),
-      );
+      return fail(notifierCallRefusal(parsed.error.issues));
     }
     return handle(parsed.data, who.org, who.id);
   };

@@ -1,4 +1,4 @@
-import { SHARED_ENV } from "@baton/bus";
+import { SHARED_ENV } from "@baton/kit";
 import { z } from "zod";
 
 const flag = (description: string) =>

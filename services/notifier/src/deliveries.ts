@@ -1,7 +1,8 @@
 // Sending due deliveries (issue #11): hold, send, record — any number of replicas over one table.
 import { randomUUID } from "node:crypto";
-import type { Clock, Logger } from "@baton/bus";
-import { type Db, notificationDeliveries, webhookSubscriptions } from "@baton/db";
+import type { Clock } from "@baton/clock";
+import { type Db, notificationDeliveries, rowsOf, webhookSubscriptions } from "@baton/db";
+import { type Logger, ServiceLoop } from "@baton/kit";
 import { and, eq, sql } from "drizzle-orm";
 import { nextAttemptAt, type RetryPolicy } from "./backoff.ts";
 import type { Mailer } from "./mailer.ts";
@@ -72,7 +73,6 @@ interface Held {
   data: Record<string, unknown>;
 }
 
-const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows;
 const time = (v: Date | string) => (v instanceof Date ? v.getTime() : new Date(v).getTime());
 
 /**
@@ -91,17 +91,10 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
   const random = deps.random ?? Math.random;
   const inFlight = new Map<number, Promise<void>>();
   const perDestination = new Map<string, number>();
-  let stopped = false;
-  let loopDone: Promise<void> = Promise.resolve();
-  let wakeUp: (() => void) | null = null;
-  let woken = false;
   let sentOnce = false;
   const ms = (n: number) => sql`(${n}::double precision * interval '1 millisecond')`;
 
-  const wake = () => {
-    woken = true;
-    wakeUp?.();
-  };
+  const wake = () => loop.wake();
 
   const busy = () =>
     [...perDestination].filter(([, n]) => n >= settings.perTarget).map(([destination]) => destination);
@@ -331,41 +324,26 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
     return Math.min(Math.max(time(next) - clock.now(), 10), settings.pollMs);
   }
 
-  async function loop(): Promise<void> {
-    while (!stopped) {
-      woken = false;
-      let delay = settings.pollMs;
-      try {
-        const launched = await round();
-        // Every slot taken: the next attempt to finish wakes the loop.
-        if (inFlight.size >= settings.concurrency) delay = settings.pollMs;
-        else delay = launched > 0 ? 0 : await nextDelay();
-      } catch (error) {
-        log.warn({ err: String(error) }, "delivery round failed");
-      }
-      if (stopped) return;
-      if (woken || delay === 0) continue;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          wakeUp = null;
-          resolve();
-        };
-        const timer = setTimeout(done, delay);
-        wakeUp = done;
-      });
+  /** One pass of the loop: launch what is due; returns how long to sleep, ms (0: at once). */
+  async function pass(): Promise<number> {
+    try {
+      const launched = await round();
+      // Every slot taken: the next attempt to finish wakes the loop.
+      if (inFlight.size >= settings.concurrency) return settings.pollMs;
+      return launched > 0 ? 0 : await nextDelay();
+    } catch (error) {
+      log.warn({ err: String(error) }, "delivery round failed");
+      return settings.pollMs;
     }
   }
 
+  // News during a pass (an attempt finished, a new delivery) skips the sleep after it.
+  const loop = new ServiceLoop(pass, { wokenSkipsSleep: true });
   return {
-    start() {
-      loopDone = loop();
-    },
+    start: () => loop.start(),
     wake,
     async stop() {
-      stopped = true;
-      wake();
-      await loopDone;
+      await loop.stop();
       await Promise.all(inFlight.values());
     },
   };

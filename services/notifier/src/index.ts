@@ -7,7 +7,6 @@ export {
   NotifierSettingsSchema,
 } from "./config.ts";
 export { webhookIdOf } from "./deliveries.ts";
-export { main } from "./main.ts";
 export { DomainEventMessage, runLink } from "./payload.ts";
 export { NOTIFIER_CONSUMER, OUTBOX_CURSOR_KEY } from "./sources.ts";
 export { devMailDir, type NotifierInfra, type NotifierService, startNotifier } from "./start.ts";

@@ -1,12 +1,14 @@
 // Reading one domain event: its facts from PostgreSQL, its deliveries created once (issue #11).
-import type { Clock, Logger } from "@baton/bus";
+import type { Clock } from "@baton/clock";
 import {
   type Db,
   groupEmails,
   notificationDeliveries,
   notificationEvents,
+  rowsOf,
   webhookSubscriptions,
 } from "@baton/db";
+import type { Logger } from "@baton/kit";
 import { and, eq, sql } from "drizzle-orm";
 import { type DomainEventMessage, type RunFacts, webhookData } from "./payload.ts";
 import { isNotified, type MailPlan, planDeliveries } from "./plan.ts";
@@ -24,8 +26,6 @@ export interface IngestDeps {
 
 /** What became of one event: its deliveries were created now, it had been read before, or nobody hears of its type. */
 export type Ingested = { outcome: "new"; pending: number } | { outcome: "seen" } | { outcome: "ignored" };
-
-const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows;
 
 /**
  * Builds the function that reads one event. It is idempotent on the event's id (its outbox row):

@@ -1,4 +1,5 @@
 // What a notification says (issue #11): the webhook payload's `data` and a mail's text. Pure.
+import { iso } from "@baton/process";
 import type { AssignedTo, NotificationEventType } from "@baton/protocol";
 import { z } from "zod";
 
@@ -30,8 +31,6 @@ export interface RunFacts {
   /** When the step's current attempt is due, epoch ms; null when it declares no `due`. */
   dueAt: number | null;
 }
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The run's page in the web console (`/ui/#/runs/<id>`, issue #16). */
 export function runLink(publicUrl: string, runId: string): string {

@@ -1,7 +1,8 @@
 // Where the notifier reads domain events: JetStream (`baton serve`) or the outbox table (`baton dev`).
-import type { Bus, Logger } from "@baton/bus";
+import type { Bus } from "@baton/bus";
 import { eventsStream, type NatsBus } from "@baton/bus";
-import { type Db, outbox, settings as settingsTable } from "@baton/db";
+import { type Db, outbox, rowsOf, settings as settingsTable } from "@baton/db";
+import type { Logger } from "@baton/kit";
 import { eq, sql } from "drizzle-orm";
 import { AckPolicy, type ConsumerMessages, DeliverPolicy, nanos } from "nats";
 import { DomainEventMessage } from "./payload.ts";
@@ -152,7 +153,7 @@ export function outboxSource(
     const stored = (rows[0]?.value as { after?: number } | undefined)?.after;
     if (typeof stored === "number") return stored;
     const max = await db.execute(sql`select coalesce(max(id), 0) as max from ${outbox}`);
-    const after = Number((max as unknown as { rows: { max: string | number }[] }).rows[0]?.max ?? 0);
+    const after = Number(rowsOf<{ max: string | number }>(max)[0]?.max ?? 0);
     await save(after);
     return after;
   }
@@ -174,7 +175,7 @@ export function outboxSource(
         const rows: unknown = await db.execute(
           sql`select id, payload from ${outbox} where id > ${position} order by id limit 200`,
         );
-        const list = (rows as { rows: { id: string | number; payload: object }[] }).rows;
+        const list = rowsOf<{ id: string | number; payload: object }>(rows);
         for (const row of list) {
           if (stopped) return;
           const id = Number(row.id);

@@ -1,8 +1,10 @@
 // The notifier's one wiring (issue #11; issue #9's shape): `startNotifier(config, infra)` → `{ stop() }`.
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { type Bus, type Clock, type Envelope, type Logger, NatsBus, QUEUES, SUBJECTS } from "@baton/bus";
+import { type Bus, CONTRACTS, type Envelope, NatsBus, serve } from "@baton/bus";
+import type { Clock } from "@baton/clock";
 import type { Db } from "@baton/db";
+import type { Logger } from "@baton/kit";
 import { DEFAULTS, type ToolResult } from "@baton/protocol";
 import { createAdmin } from "./admin.ts";
 import type { NotifierSettings } from "./config.ts";
@@ -124,7 +126,7 @@ export async function startNotifier(
           noAck: config.BATON_NOTIFIER_FAULT === "no-ack",
         })
       : outboxSource(db, bus, onEvent, { pollMs: config.BATON_NOTIFIER_POLL_MS, log });
-  const sub = bus.serve(SUBJECTS.notifier, handle, { queue: QUEUES.notifier });
+  const sub = serve(bus, CONTRACTS.notifier, (_call, env) => handle(env), { log });
   log.info(
     {
       replica: replicaId,

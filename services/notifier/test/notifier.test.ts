@@ -2,15 +2,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  type EngineWrite,
-  envelope,
-  InProcessBus,
-  ManualClock,
-  type RegistryCall,
-  silentLogger,
-} from "@baton/bus";
+import { type EngineWrite, envelope, InProcessBus, type RegistryCall } from "@baton/bus";
+import { ManualClock } from "@baton/clock";
 import { type Database, openEmbedded } from "@baton/db";
+import { silentLogger } from "@baton/kit";
 import { type Identity, OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
 import { simpleParser } from "mailparser";
 import { Webhook } from "standardwebhooks";

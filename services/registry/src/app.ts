@@ -1,15 +1,16 @@
 import { randomId } from "@baton/auth";
 import {
   type Bus,
-  type Clock,
+  CONTRACTS,
   type Envelope,
-  type Logger,
-  QUEUES,
+  type HandlerReply,
   type RegistryCall,
-  SUBJECTS,
   type Subscription,
+  serve,
 } from "@baton/bus";
+import type { Clock } from "@baton/clock";
 import { type Db, drafts, processVersions } from "@baton/db";
+import type { Logger } from "@baton/kit";
 import { formatIssue, type Process, parseProcess } from "@baton/process";
 import {
   type DraftView,
@@ -123,16 +124,18 @@ export function createRegistry(deps: RegistryDeps) {
     return ok(draftView(id, parsed.process, {}));
   }
 
+  /** Binds roles to groups; `bindings` as the operator sent them (a group id that is not text is refused). */
   async function bind(
     who: Identity,
     draftId: string,
-    bindings: Record<string, string>,
+    bindings: Record<string, unknown>,
   ): Promise<ToolResult<DraftView>> {
     const draft = await loadDraft(who, draftId);
     if (!draft) return fail(protocolError("not_found", `no draft ${draftId} in your organization`));
     const parsed = parse(draft.source, draft.folderName);
     if (!parsed.ok) throw new Error(`draft ${draftId} no longer parses`);
     const issues: string[] = [];
+    const groups: Record<string, string> = {};
     for (const [role, group] of Object.entries(bindings)) {
       if (!parsed.process.roles.includes(role)) {
         issues.push(
@@ -141,9 +144,10 @@ export function createRegistry(deps: RegistryDeps) {
       }
       if (typeof group !== "string" || !GROUP.test(group))
         issues.push(`bindings.${role}: group ids are 1–128 characters of letters, digits and ._:@-`);
+      else groups[role] = group;
     }
     if (issues.length > 0) return fail(protocolError("invalid", "bindings refused", issues));
-    const merged = { ...draft.bindings, ...bindings };
+    const merged = { ...draft.bindings, ...groups };
     await db.update(drafts).set({ bindings: merged }).where(eq(drafts.id, draftId));
     return ok(draftView(draftId, parsed.process, merged));
   }
@@ -272,7 +276,7 @@ export function createRegistry(deps: RegistryDeps) {
     });
   }
 
-  async function handle(env: Envelope<RegistryCall>): Promise<ToolResult<unknown>> {
+  async function handle(env: Envelope<RegistryCall>): Promise<HandlerReply<typeof CONTRACTS.registry>> {
     const who = env.identity;
     if (!who) throw new Error("registry calls carry the caller's identity");
     const call = env.payload;
@@ -302,10 +306,8 @@ export function createRegistry(deps: RegistryDeps) {
   return {
     handle,
     async start() {
-      sub = bus.serve(SUBJECTS.registry, (env) => handle(env as Envelope<RegistryCall>), {
-        queue: QUEUES.registry,
-      });
-      reads = serveVersionReads(bus, db);
+      sub = serve(bus, CONTRACTS.registry, (_call, env) => handle(env), { log });
+      reads = serveVersionReads(bus, db, log);
       log.info({}, "registry started");
     },
     async stop() {

@@ -1,17 +1,17 @@
 // Published versions as the admin API reads them (issue #16): any identity of the organization.
-import { type Bus, type Envelope, QUEUES, SUBJECTS, type Subscription } from "@baton/bus";
+import { type Bus, CONTRACTS, type RegistryRead, type Subscription, serve } from "@baton/bus";
 import { type Db, processVersions } from "@baton/db";
+import type { Logger } from "@baton/kit";
 import { type Process, parseProcess } from "@baton/process";
 import {
   fail,
-  formatArgIssues,
+  type Identity,
   ok,
   protocolError,
   type ToolResult,
   type VersionDetail,
   type VersionList,
   type VersionSummary,
-  VersionsQuery,
 } from "@baton/protocol";
 import { and, desc, eq } from "drizzle-orm";
 
@@ -32,19 +32,17 @@ function summary(r: Row): VersionSummary {
 }
 
 /**
- * Answers `registry.read` (bus catalog {@link VersionsQuery}): every published version of a process
+ * Answers `registry.read` (bus catalog {@link RegistryRead}): every published version of a process
  * in the caller's organization, newest first, or one version with its source and parsed definition
  * (fields in declared order).
  * A process or version of another organization is `not_found`, never a hint that it exists.
  */
-export async function readVersions(db: Db, env: Envelope): Promise<ToolResult<VersionList | VersionDetail>> {
-  const who = env.identity;
-  if (!who) throw new Error("registry reads carry the caller's identity");
-  const parsed = VersionsQuery.safeParse(env.payload);
-  if (!parsed.success) {
-    return fail(protocolError("invalid", "bad version query", formatArgIssues(parsed.error.issues)));
-  }
-  const { name, version } = parsed.data;
+export async function readVersions(
+  db: Db,
+  who: Identity,
+  query: RegistryRead,
+): Promise<ToolResult<VersionList | VersionDetail>> {
+  const { name, version } = query;
   const columns = {
     name: processVersions.name,
     version: processVersions.version,
@@ -77,6 +75,6 @@ export async function readVersions(db: Db, env: Envelope): Promise<ToolResult<Ve
 }
 
 /** Serves `registry.read` on the bus (queue `registry`) until stopped. */
-export function serveVersionReads(bus: Bus, db: Db): Subscription {
-  return bus.serve(SUBJECTS.registryRead, (env) => readVersions(db, env), { queue: QUEUES.registry });
+export function serveVersionReads(bus: Bus, db: Db, log: Logger): Subscription {
+  return serve(bus, CONTRACTS.registryRead, (query, env) => readVersions(db, env.identity, query), { log });
 }

@@ -1,5 +1,6 @@
-import { type ClockMover, ManualClock, type ManualClockState, planAdvance } from "@baton/bus";
-import { type Db, runs, settings } from "@baton/db";
+import { type ClockMover, ManualClock, type ManualClockState, planAdvance } from "@baton/clock";
+import { type Db, rowsOf, runs, settings } from "@baton/db";
+import { iso } from "@baton/process";
 import { eq, sql } from "drizzle-orm";
 
 /**
@@ -33,7 +34,7 @@ export async function loadManualTime(db: Db): Promise<number | null> {
 
 /** Stores the manual clock's state; the stored time is also readable as `at` (RFC 3339). */
 export async function saveManualState(db: Db, state: ManualClockState): Promise<void> {
-  const value = { now: state.now, at: new Date(state.now).toISOString(), requests: state.requests };
+  const value = { now: state.now, at: iso(state.now), requests: state.requests };
   await db
     .insert(settings)
     .values({ key: MANUAL_CLOCK_KEY, value })
@@ -47,7 +48,7 @@ export async function saveManualState(db: Db, state: ManualClockState): Promise<
  */
 export async function latestDataTime(db: Db): Promise<number | null> {
   const result = await db.execute(sql`select max(${runs.updatedAt}) as latest from ${runs}`);
-  const latest = (result as unknown as { rows: { latest: Date | string | null }[] }).rows[0]?.latest;
+  const latest = rowsOf<{ latest: Date | string | null }>(result)[0]?.latest;
   return latest === null || latest === undefined ? null : new Date(latest).getTime();
 }
 

@@ -1,5 +1,9 @@
-import { SHARED_ENV } from "@baton/bus";
+// The scheduler service's configuration, read once from the environment.
+import { hostname } from "node:os";
+import { SHARED_ENV } from "@baton/kit";
 import { z } from "zod";
+import type { SchedulerSettings } from "./app.ts";
+import type { SchedulerFault } from "./start.ts";
 
 /**
  * The scheduler's settings when nothing says otherwise: the environment's defaults here, and what
@@ -8,7 +12,7 @@ import { z } from "zod";
 export const SCHEDULER_DEFAULTS = {
   clockOrg: "default",
   pollMs: 1_000,
-  claimMs: 30_000,
+  holdMs: 30_000,
   backoffMs: 1_000,
   batch: 100,
   concurrency: 16,
@@ -44,9 +48,9 @@ export const SchedulerConfigSchema = z.object({
     .number()
     .int()
     .min(100)
-    .default(SCHEDULER_DEFAULTS.claimMs)
+    .default(SCHEDULER_DEFAULTS.holdMs)
     .describe(
-      "How long a replica holds the timers it took while it delivers them, ms, measured by PostgreSQL's clock (so replicas whose host clocks disagree still agree when a claim ends). If it dies first, another replica takes them after this.",
+      "The timer hold: how long a replica holds the due timers it took while it delivers them, ms, measured by PostgreSQL's clock (so replicas whose host clocks disagree still agree when a hold ends). If it dies first, another replica takes them after this. (Named CLAIM for compatibility; not a claim of the protocol.)",
     ),
   BATON_SCHEDULER_BACKOFF_MS: z.coerce
     .number()
@@ -88,7 +92,7 @@ export const SchedulerConfigSchema = z.object({
     .string()
     .min(1)
     .optional()
-    .describe("This replica's name in timer claims and logs (default: hostname-pid)."),
+    .describe("This replica's name in its timer holds and logs (default: hostname-pid)."),
   BATON_DB_POOL: z.coerce
     .number()
     .int()
@@ -99,3 +103,22 @@ export const SchedulerConfigSchema = z.object({
   BATON_LOG_LEVEL: SHARED_ENV.BATON_LOG_LEVEL,
 });
 export type SchedulerEnv = z.infer<typeof SchedulerConfigSchema>;
+
+/** A scheduler replica's settings from its environment; the replica is `hostname-pid` unless named. */
+export function schedulerSettings(
+  env: SchedulerEnv,
+): SchedulerSettings & { fault?: SchedulerFault | undefined } {
+  return {
+    replicaId: env.BATON_REPLICA_ID ?? `${hostname()}-${process.pid}`,
+    pollMs: env.BATON_SCHEDULER_POLL_MS,
+    holdMs: env.BATON_SCHEDULER_CLAIM_MS,
+    backoffMs: env.BATON_SCHEDULER_BACKOFF_MS,
+    partitions: env.BATON_PARTITIONS,
+    batch: env.BATON_SCHEDULER_BATCH,
+    concurrency: env.BATON_SCHEDULER_CONCURRENCY,
+    tickTimeoutMs: env.BATON_CALL_TIMEOUT_MS,
+    attemptMs: env.BATON_ATTEMPT_TIMEOUT_MS,
+    clockOrg: env.BATON_CLOCK_ORG,
+    fault: env.BATON_SCHEDULER_FAULT,
+  };
+}

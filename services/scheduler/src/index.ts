@@ -1,5 +1,4 @@
 export {
-  type ClockReply,
   createScheduler,
   type SchedulerDeps,
   type SchedulerFaults,
@@ -15,5 +14,5 @@ export {
   openManualClock,
   saveManualState,
 } from "./clock-store.ts";
-export { SCHEDULER_DEFAULTS, SchedulerConfigSchema, type SchedulerEnv } from "./config.ts";
-export { main } from "./main.ts";
+export { SCHEDULER_DEFAULTS, SchedulerConfigSchema, type SchedulerEnv, schedulerSettings } from "./config.ts";
+export { type SchedulerFault, type SchedulerInfra, startScheduler } from "./start.ts";

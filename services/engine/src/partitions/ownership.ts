@@ -1,8 +1,9 @@
+// Which partitions this engine replica serves: the interface, and owning all of them (`baton dev`).
 /**
  * Which partitions this engine replica serves (ARCHITECTURE rule 5). The engine subscribes to a
  * partition's subject when it acquires it and drops its hot runs when it loses it.
  */
-export interface Ownership {
+export interface PartitionOwnership {
   start(
     onAcquire: (partition: number) => Promise<void>,
     onRelease: (partition: number) => Promise<void>,
@@ -12,7 +13,7 @@ export interface Ownership {
 }
 
 /** Owns every partition: the single engine of `baton dev`. */
-export class AllPartitions implements Ownership {
+export class AllPartitions implements PartitionOwnership {
   private release: ((p: number) => Promise<void>) | null = null;
 
   constructor(private readonly partitions: number) {}

@@ -1,6 +1,12 @@
+// A service's environment: the variables several services read, and parsing it once at start.
 import { DEFAULTS } from "@baton/protocol";
 import { z } from "zod";
-import { DEFAULT_ATTEMPT_MS } from "./catalog.ts";
+
+/**
+ * What one attempt of a service call that is safe to send again waits for its reply by default, ms
+ * (`BATON_ATTEMPT_TIMEOUT_MS`; bus `requestWithRetry`'s `attemptMs`).
+ */
+export const DEFAULT_ATTEMPT_MS = 3_000;
 
 /**
  * Environment variables several services read (ARCHITECTURE "Configuration"), defined once so their
@@ -68,3 +74,23 @@ export const SHARED_ENV = {
     .default("info")
     .describe("Log level (JSON lines on stdout)."),
 } as const;
+
+/**
+ * Parses the environment with a service's schema; on failure prints every problem and exits 2
+ * (CONVENTIONS: "on failure it lists every problem and exits"). Secrets are never printed.
+ */
+export function parseEnv<S extends z.ZodType>(
+  schema: S,
+  env: NodeJS.ProcessEnv,
+  service: string,
+): z.infer<S> {
+  const parsed = schema.safeParse(env, { reportInput: true });
+  if (parsed.success) return parsed.data;
+  const lines = parsed.error.issues.map((i) => {
+    const missing = i.code === "invalid_type" && i.input === undefined;
+    // Never print a value: an environment holds secrets.
+    return `  ${i.path.join(".") || "environment"}: ${missing ? "required" : i.message.replace(/, received .*/, "")}`;
+  });
+  process.stderr.write(`baton serve ${service}: the environment is not usable:\n${lines.join("\n")}\n`);
+  process.exit(2);
+}

@@ -1,14 +1,14 @@
-import { type Logger, silentLogger } from "@baton/bus";
+import { type Logger, silentLogger } from "@baton/kit";
 import { connect, type NatsConnection, RetentionPolicy, StorageType } from "nats";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PrivateNats, recordUnsafeRequests } from "../../../test/support/nats-server.ts";
-import { KvLeases } from "../src/index.ts";
+import { KvPartitionOwnership } from "../src/index.ts";
 
 /**
  * Partition leases through NATS blips (ARCHITECTURE rule 5, issue #8 part 4): a lease round that
  * fails, the first one included, never fails the replica's start and is retried on the next tick;
  * a lost bucket is made again and every partition leased again; and nothing a replica sends while
- * a bucket is being made again can end nats-server. Each case runs real replicas (`KvLeases`) on a
+ * a bucket is being made again can end nats-server. Each case runs real replicas (`KvPartitionOwnership`) on a
  * private `nats-server` of its own, with short rounds; every wait is a deadline with polling.
  */
 
@@ -22,7 +22,7 @@ describe("partition leases recover from any NATS blip by themselves (ARCHITECTUR
   let nc: NatsConnection;
   const replicas: {
     id: string;
-    leases: KvLeases;
+    leases: KvPartitionOwnership;
     served: Set<number>;
     nc: NatsConnection;
     unsafe: string[];
@@ -57,7 +57,7 @@ describe("partition leases recover from any NATS blip by themselves (ARCHITECTUR
   async function replica(id: string, bucket: string, log: Logger = silentLogger) {
     const own = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
     const served = new Set<number>();
-    const leases = new KvLeases(own, {
+    const leases = new KvPartitionOwnership(own, {
       replicaId: id,
       partitions: PARTITIONS,
       bucket,

@@ -1,4 +1,5 @@
-import type { Logger } from "@baton/bus";
+// Partition ownership shared by engine replicas through a NATS KV bucket.
+import type { Logger } from "@baton/kit";
 import {
   ErrorCode,
   type JetStreamManager,
@@ -7,16 +8,17 @@ import {
   NatsError,
   type StoredMsg,
 } from "nats";
-import type { Ownership } from "./ownership.ts";
+import type { PartitionOwnership } from "./ownership.ts";
 
 /**
- * Partition leases in a NATS KV bucket (ARCHITECTURE rule 5). Every replica heartbeats a member key;
- * each aims to own `ceil(P / members)` partitions, taking free ones with `create` (fails if taken) and
- * keeping its own with `update` at the last revision (fails if someone else took it). The bucket's TTL
- * ends the leases of a replica that died. Losing a lease only stops serving: writes are fenced by the
- * run's `rev` in PostgreSQL, so a replica that lost its lease cannot overwrite newer state.
+ * Partition ownership in a NATS KV bucket (ARCHITECTURE rule 5): a replica holds partition k while
+ * its key `p.<k>` in the bucket names it. Every replica heartbeats a member key; each aims to own
+ * `ceil(P / members)` partitions, taking free ones with `create` (fails if taken) and keeping its own
+ * with `update` at the last revision (fails if someone else took it). The bucket's TTL ends the hold
+ * of a replica that died. Losing a partition only stops serving it: writes are fenced by the run's
+ * `rev` in PostgreSQL, so a replica that lost one cannot overwrite newer state.
  *
- * A blip never ends the leasing (issue #8): a round that fails (NATS unreachable or slow, the bucket
+ * A blip never ends partition ownership (issue #8): a round that fails (NATS unreachable or slow, the bucket
  * lost or being made again), the first one included, is logged and retried on the next tick, after
  * opening the bucket again (which makes it when it is gone). The bucket is read with direct gets
  * only: the other reads (`STREAM.MSG.GET`, stream info with a subjects filter) end nats-server 2.9
@@ -30,7 +32,7 @@ type WithDirectGets = JetStreamManager & {
   direct: { getMessage(stream: string, query: { seq: number; next_by_subj: string }): Promise<StoredMsg> };
 };
 
-export class KvLeases implements Ownership {
+export class KvPartitionOwnership implements PartitionOwnership {
   private kv: KV | null = null;
   private jsm: WithDirectGets | null = null;
   private readonly owned = new Map<number, number>(); // partition → KV revision
@@ -51,7 +53,7 @@ export class KvLeases implements Ownership {
       partitions: number;
       /** The KV bucket, e.g. `baton_partitions` (one per namespace). */
       bucket: string;
-      /** Lease time-to-live in ms; a dead replica's partitions are free after it. */
+      /** How long a hold lasts without a heartbeat, ms; a dead replica's partitions are free after it. */
       ttlMs?: number;
       /** How often to heartbeat and rebalance, ms. */
       intervalMs?: number;
@@ -61,7 +63,7 @@ export class KvLeases implements Ownership {
 
   /**
    * Runs a first round, then one every `intervalMs`. Resolves once the first round ended, whether
-   * it leased this replica's share or failed (then the next tick tries again); never rejects.
+   * it took this replica's share or failed (then the next tick tries again); never rejects.
    */
   async start(
     onAcquire: (p: number) => Promise<void>,
@@ -98,7 +100,7 @@ export class KvLeases implements Ownership {
     return this.running;
   }
 
-  /** Opens the leases bucket, creating it when it does not exist. Sends no request but the open. */
+  /** Opens the ownership bucket, creating it when it does not exist. Sends no request but the open. */
   private async openBucket(): Promise<void> {
     this.jsm ??= (await this.nc.jetstreamManager({ checkAPI: false })) as WithDirectGets;
     const js = this.nc.jetstream();
@@ -149,8 +151,8 @@ export class KvLeases implements Ownership {
   }
 
   /**
-   * Renews this replica's lease on partition `p` held at `revision`; returns the new revision, or
-   * null when another replica holds it now. A lease whose key is gone (it expired while NATS was
+   * Keeps this replica's hold on partition `p` at `revision`; returns the new revision, or
+   * null when another replica holds it now. A hold whose key is gone (it expired while NATS was
    * unreachable, or the bucket was lost and made again) and that nobody took is taken again at
    * once, so a blip does not hand every partition over twice. Throws when NATS cannot answer.
    */

@@ -1,0 +1,282 @@
+// The write path: load → core → commit (or replay) → reply, one run at a time (ARCHITECTURE rules 1, 2).
+import type { ClaimTokens } from "@baton/auth";
+import type { EngineWrite, Envelope, HandlerReply, TickResult } from "@baton/bus";
+import { type CONTRACTS, RetryableError } from "@baton/bus";
+import type { Clock } from "@baton/clock";
+import {
+  apply,
+  type EngineConfig,
+  fileRefsOf,
+  type Outcome,
+  type PublishedProcess,
+  type Run,
+  runView,
+  startRun,
+} from "@baton/engine";
+import {
+  type FileCheck,
+  fail,
+  type Identity,
+  ok,
+  protocolError,
+  requestFingerprint,
+  type ToolResult,
+} from "@baton/protocol";
+import { KeyedMutex } from "./keyed-mutex.ts";
+import type { RunCache } from "./run-cache.ts";
+import { type EngineStore, FenceLost, IdempotencyConflict } from "./store.ts";
+import { firedTimers, type RunWrite, resultOf, toCommand } from "./translate.ts";
+
+/** What the write path needs (the engine shell builds it once). */
+export interface WritePathDeps {
+  store: EngineStore;
+  cache: RunCache;
+  clock: Clock;
+  tokens: ClaimTokens;
+  settings: EngineConfig & { partitions: number };
+  /**
+   * The evidence service's check of a command's `file` refs (§5), asked as the caller within the
+   * call's deadline and on behalf of its trace.
+   */
+  verifyFiles: (
+    who: Identity,
+    refs: string[],
+    on: { deadline: number; trace?: string | undefined },
+  ) => Promise<Map<string, FileCheck>>;
+  /** Called after every commit (the outbox relay's kick). */
+  committed: () => void;
+}
+
+/** One write's commit: the transition, who made it with which call, and the result to record. */
+interface Commit {
+  who: Identity;
+  tool: string;
+  requestId: string;
+  /** The idempotency fingerprint of the call (§4). */
+  fingerprint: string;
+  args: Record<string, unknown>;
+  before: Run | null;
+  outcome: Outcome;
+  def: PublishedProcess;
+  /** The result to record and reply; null for a refusal that changed the run (never recorded). */
+  result: ToolResult<unknown> | null;
+}
+
+/** The reply to an engine write. */
+export type WriteReply = HandlerReply<typeof CONTRACTS.engineWrite>;
+
+/**
+ * The engine's write path (ARCHITECTURE rule 1): for each write, load the run (from memory or
+ * PostgreSQL), call the pure core, commit the transition in one statement (rule 2), or replay the
+ * recorded result of the same `requestId` (§4), and reply only after the commit. Writes to one run
+ * are serialized in this replica by a per-run mutex and fenced across replicas by the run's `rev`.
+ */
+export function createWritePath(deps: WritePathDeps): {
+  write(env: Envelope<EngineWrite>): Promise<WriteReply>;
+} {
+  const { store, cache, clock, tokens, settings } = deps;
+  const mutex = new KeyedMutex();
+
+  /** The original result for a replay, `conflict` for a reused `requestId`, or null when unrecorded (§4). */
+  async function replay(who: Identity, requestId: string, fp: string): Promise<ToolResult<unknown> | null> {
+    const record = await store.getIdempotency(who.org, requestId);
+    if (!record) return null;
+    if (record.fingerprint === fp) return record.result;
+    return fail(
+      protocolError(
+        "conflict",
+        `requestId ${requestId} was already used for a different call; send a new requestId`,
+      ),
+    );
+  }
+
+  /**
+   * Commits one write's transition with its journal entry and idempotency record; on a lost fence
+   * (another replica wrote during a hand-over) answers `fence` so the caller reloads and tries again.
+   */
+  async function commit(c: Commit): Promise<ToolResult<unknown> | "fence"> {
+    const after: Run = { ...c.outcome.run, rev: (c.before?.rev ?? 0) + 1 };
+    const { token: _token, contentBase64: _bytes, ...journalArgs } = c.args;
+    try {
+      await store.commit({
+        before: c.before,
+        after,
+        def: c.def,
+        journal: {
+          actor: c.who.id,
+          actorKind: c.who.kind,
+          command: c.tool,
+          requestId: c.requestId,
+          detail: {
+            args: journalArgs,
+            error: c.outcome.error?.code ?? null,
+            timers: firedTimers(c.outcome),
+          },
+        },
+        idempotency: c.result
+          ? { requestId: c.requestId, tool: c.tool, fingerprint: c.fingerprint, result: c.result }
+          : null,
+        events: c.outcome.events,
+        partitions: settings.partitions,
+      });
+    } catch (error) {
+      if (error instanceof IdempotencyConflict) {
+        return (
+          (await replay(c.who, c.requestId, c.fingerprint)) ??
+          fail(protocolError("retry", "try again with the same requestId"))
+        );
+      }
+      if (error instanceof FenceLost) {
+        cache.forget(after.id);
+        return "fence";
+      }
+      // The database failed (a dropped connection, a fail-over): the commit may or may not have
+      // been applied, so the cached run is not to be trusted. The next write reloads it; a retry of
+      // this one is then replayed from its idempotency record or fenced by the run's rev.
+      cache.forget(after.id);
+      throw error;
+    }
+    cache.remember(after);
+    deps.committed();
+    if (c.result) return c.result;
+    if (!c.outcome.error) throw new Error("a transition with neither a result nor an error");
+    return fail(c.outcome.error);
+  }
+
+  async function runCommand(
+    who: Identity,
+    write: RunWrite,
+    on: { deadline: number; trace?: string | undefined },
+  ) {
+    const args: Record<string, unknown> = write.args;
+    const requestId = write.args.requestId;
+    const fingerprint = requestFingerprint(write.tool, args, who);
+    const command = toCommand(write);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const run = await cache.load(write.runId);
+      if (!run || run.org !== who.org) {
+        return fail(protocolError("not_found", `no run ${write.runId} in your organization`));
+      }
+      const def = await cache.version(run.org, run.process, run.version);
+      const files = await deps.verifyFiles(who, fileRefsOf(command), on);
+      const now = clock.now();
+      const outcome = apply(run, command, { actor: who, now, def, config: settings, files });
+      const base = { who, tool: write.tool, requestId, fingerprint, args, before: run, outcome, def };
+      if (outcome.error) {
+        const replayed = await replay(who, requestId, fingerprint);
+        if (replayed) return replayed;
+        if (!outcome.changed) return fail(outcome.error);
+        const committed = await commit({ ...base, result: null });
+        if (committed === "fence") continue;
+        return committed;
+      }
+      const committed = await commit({ ...base, result: resultOf(outcome, { def, now, tokens }) });
+      if (committed === "fence") continue;
+      return committed;
+    }
+    throw new RetryableError(`run ${write.runId} changed under this replica twice; retry`);
+  }
+
+  async function start(
+    who: Identity,
+    write: Extract<EngineWrite, { tool: "start_run" }>,
+  ): Promise<ToolResult<unknown>> {
+    const args: Record<string, unknown> = write.args;
+    const { requestId, process, version } = write.args;
+    const fingerprint = requestFingerprint("start_run", args, who);
+    const existing = await cache.load(write.runId);
+    if (existing) {
+      return (
+        (await replay(who, requestId, fingerprint)) ??
+        fail(protocolError("conflict", `requestId ${requestId} was already used; send a new requestId`))
+      );
+    }
+    const def = await store.loadVersion(who.org, process, version);
+    if (!def) {
+      const replayed = await replay(who, requestId, fingerprint);
+      if (replayed) return replayed;
+      return fail(
+        protocolError(
+          "not_found",
+          version === undefined
+            ? `no published process ${process} in your organization`
+            : `no version ${version} of ${process} in your organization`,
+        ),
+      );
+    }
+    const now = clock.now();
+    const outcome = startRun(
+      { runId: write.runId, inputs: write.args.inputs, mode: write.args.mode ?? "live" },
+      { actor: who, now, def, config: settings },
+    );
+    if (!("run" in outcome)) return (await replay(who, requestId, fingerprint)) ?? fail(outcome.error);
+    const result = ok(runView(outcome.run, def, now));
+    const committed = await commit({
+      who,
+      tool: "start_run",
+      requestId,
+      fingerprint,
+      args,
+      before: null,
+      outcome,
+      def,
+      result,
+    });
+    if (committed === "fence") throw new RetryableError(`run ${write.runId} was created concurrently; retry`);
+    return committed;
+  }
+
+  /**
+   * Applies a run's due timers (lease expiry, waits, time-outs, `due`) as an ordinary transition
+   * (issue #5). Idempotent: a second tick for the same timer finds nothing due and commits nothing,
+   * so a timer delivered twice still changes the run once.
+   */
+  async function tick(runId: string): Promise<TickResult> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const run = await cache.load(runId);
+      if (!run) return { committed: false, rev: null };
+      const def = await cache.version(run.org, run.process, run.version);
+      // A clock kept elsewhere (the shared manual clock) is read afresh: this replica may have missed
+      // a move, and the scheduler ticks at the time it moved the clock to (issue #5).
+      const now = clock.sync ? await clock.sync() : clock.now();
+      const outcome = apply(run, { type: "tick" }, { actor: { kind: "server" }, now, def, config: settings });
+      if (!outcome.changed) return { committed: false, rev: run.rev };
+      const after: Run = { ...outcome.run, rev: run.rev + 1 };
+      try {
+        await store.commit({
+          before: run,
+          after,
+          def,
+          journal: {
+            actor: "server",
+            actorKind: "server",
+            command: "tick",
+            requestId: null,
+            detail: { timers: firedTimers(outcome) },
+          },
+          idempotency: null,
+          events: outcome.events,
+          partitions: settings.partitions,
+        });
+      } catch (error) {
+        cache.forget(runId); // lost fence, or a database failure with the commit's outcome unknown
+        if (error instanceof FenceLost) continue;
+        throw error;
+      }
+      cache.remember(after);
+      deps.committed();
+      return { committed: true, rev: after.rev };
+    }
+    throw new RetryableError(`run ${runId} changed under this replica twice; retry`);
+  }
+
+  return {
+    async write(env) {
+      const p = env.payload;
+      if (p.tool === "tick") return mutex.run(p.runId, () => tick(p.runId));
+      const who = env.identity;
+      if (!who) throw new Error("engine writes carry the caller's identity");
+      return mutex.run(p.runId, () => (p.tool === "start_run" ? start(who, p) : runCommand(who, p, env)));
+    },
+  };
+}

@@ -81,7 +81,10 @@ describe("rate limits through the gateway (issue #12)", () => {
       .setExpirationTime("1h")
       .sign(privateKey);
     const bus = new InProcessBus();
-    bus.serve(SUBJECTS.scheduler, async () => ({ ok: true, data: { now: "2026-01-01T00:00:00.000Z" } }));
+    bus.serve(SUBJECTS.scheduler, async () => ({
+      ok: true,
+      data: { now: "2026-01-01T00:00:00.000Z", manual: false },
+    }));
     const app = await createGateway({
       bus,
       clock: systemClock,

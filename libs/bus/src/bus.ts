@@ -14,8 +14,8 @@ export interface Envelope<P = unknown> {
   /** A unique message id, for logs and traces. */
   id: string;
   /**
-   * W3C `traceparent` of the caller's span (`trace.ts`): set by every typed `call`, carried on both
-   * transports (NATS also mirrors it in the `traceparent` message header). Absent from envelopes
+   * W3C `traceparent` of the caller's span (`trace.ts`): set by every typed `call`, carried in the envelope on both
+   * transports (no NATS header mirrors it: nothing reads one, and it cost CPU per message). Absent from envelopes
    * built by hand; a receiver that cannot read it starts a new trace.
    */
   trace?: string;

@@ -58,7 +58,10 @@ export function serve<C extends AnyContract>(
   return bus.serve(
     subject,
     async (env) => {
-      const parsed = contract.request.safeParse(env.payload, { reportInput: true });
+      // The common case parses once without `reportInput` (cheaper); a refusal parses again with it,
+      // so its issues can quote what was sent.
+      let parsed = contract.request.safeParse(env.payload);
+      if (!parsed.success) parsed = contract.request.safeParse(env.payload, { reportInput: true });
       const issues = parsed.success ? [] : issuesOf(parsed.error.issues, "payload");
       if (needsCaller && env.identity === null)
         issues.unshift("identity: required: this subject serves callers");

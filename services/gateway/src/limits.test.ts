@@ -1,15 +1,9 @@
-import { DEV_ISSUER } from "@baton/auth";
-import { LocalBlobStore } from "@baton/blob";
 import { InProcessBus, SUBJECTS } from "@baton/bus";
-import { systemClock } from "@baton/clock";
-import { silentLogger } from "@baton/kit";
 import { DEFAULTS } from "@baton/protocol";
 import type { FastifyInstance } from "fastify";
-import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createBearerVerifier } from "../../../libs/auth/src/bearer.ts";
+import { testGateway, testIssuer } from "../test/gateway-harness.ts";
 import { argumentProblems, parseBody } from "./body.ts";
-import { createGateway } from "./gateway.ts";
 import {
   callLimitProblems,
   MAX_ADMIN_BODY_BYTES,
@@ -33,14 +27,13 @@ let token: string;
 const crossed: string[] = [];
 
 beforeAll(async () => {
-  const { privateKey, publicKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
-  token = await new SignJWT({ org: "default", kind: "person", groups: [], roles: ["operator"] })
-    .setProtectedHeader({ alg: "EdDSA", kid: "k1" })
-    .setSubject("ops@example.com")
-    .setIssuer(DEV_ISSUER)
-    .setAudience(`${PUBLIC_URL}/mcp`)
-    .setExpirationTime("1h")
-    .sign(privateKey);
+  const issuer = await testIssuer(PUBLIC_URL);
+  token = await issuer.sign("ops@example.com", {
+    org: "default",
+    kind: "person",
+    groups: [],
+    roles: ["operator"],
+  });
   const bus = new InProcessBus();
   for (const subject of [SUBJECTS.registry, SUBJECTS.engineRead, ...[0, 1, 2, 3].map(SUBJECTS.engineWrite)]) {
     bus.serve(subject, async (envelope) => {
@@ -48,26 +41,7 @@ beforeAll(async () => {
       return { ok: true, data: {} };
     });
   }
-  app = await createGateway({
-    bus,
-    clock: systemClock,
-    log: silentLogger,
-    blobs: new LocalBlobStore("/nonexistent"), // never read: these calls upload nothing
-    verifier: createBearerVerifier({
-      issuer: DEV_ISSUER,
-      audience: `${PUBLIC_URL}/mcp`,
-      keys: { jwks: [{ ...(await exportJWK(publicKey)), kid: "k1", alg: "EdDSA" }] },
-    }),
-    secret: "limits-test-secret-0123456789abcdef",
-    publicUrl: PUBLIC_URL,
-    issuer: DEV_ISSUER,
-    partitions: 4,
-    leaseSeconds: DEFAULTS.leaseSeconds,
-    runDataBytes: DEFAULTS.runDataBytes,
-    maxUploadBytes: 1024 * 1024,
-    callTimeoutMs: 5_000,
-    version: "test",
-  });
+  app = await testGateway({ bus, publicUrl: PUBLIC_URL, verifier: issuer.verifier });
 });
 afterAll(async () => {
   await app?.close();

@@ -1,14 +1,6 @@
-import { DEV_ISSUER } from "@baton/auth";
-import { LocalBlobStore } from "@baton/blob";
-import { InProcessBus } from "@baton/bus";
-import { systemClock } from "@baton/clock";
-import { silentLogger } from "@baton/kit";
-import { DEFAULTS } from "@baton/protocol";
 import type { FastifyInstance } from "fastify";
-import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createBearerVerifier } from "../../../libs/auth/src/bearer.ts";
-import { createGateway } from "./gateway.ts";
+import { testGateway, testIssuer } from "../test/gateway-harness.ts";
 import { allowedOrigins } from "./origin.ts";
 
 /**
@@ -21,33 +13,11 @@ let app: FastifyInstance;
 let token: string;
 
 async function gateway(publicUrl: string, origins?: string[]): Promise<FastifyInstance> {
-  const { privateKey, publicKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
-  token = await new SignJWT({ org: "default", kind: "agent" })
-    .setProtectedHeader({ alg: "EdDSA", kid: "k1" })
-    .setSubject("a_one")
-    .setIssuer(DEV_ISSUER)
-    .setAudience(`${publicUrl}/mcp`)
-    .setExpirationTime("1h")
-    .sign(privateKey);
-  return createGateway({
-    bus: new InProcessBus(),
-    clock: systemClock,
-    log: silentLogger,
-    blobs: new LocalBlobStore("/nonexistent"), // never read: these calls upload nothing
-    verifier: createBearerVerifier({
-      issuer: DEV_ISSUER,
-      audience: `${publicUrl}/mcp`,
-      keys: { jwks: [{ ...(await exportJWK(publicKey)), kid: "k1", alg: "EdDSA" }] },
-    }),
-    secret: "origin-test-secret-0123456789abcdef",
+  const issuer = await testIssuer(publicUrl);
+  token = await issuer.sign("a_one", { org: "default", kind: "agent" });
+  return testGateway({
     publicUrl,
-    issuer: DEV_ISSUER,
-    partitions: 4,
-    leaseSeconds: DEFAULTS.leaseSeconds,
-    runDataBytes: DEFAULTS.runDataBytes,
-    maxUploadBytes: 1024 * 1024,
-    callTimeoutMs: 5_000,
-    version: "test",
+    verifier: issuer.verifier,
     ...(origins ? { allowedOrigins: origins } : {}),
   });
 }

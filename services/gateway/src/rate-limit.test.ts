@@ -1,13 +1,8 @@
-import { DEV_ISSUER } from "@baton/auth";
-import { LocalBlobStore } from "@baton/blob";
 import { InProcessBus, SUBJECTS } from "@baton/bus";
-import { systemClock } from "@baton/clock";
 import { silentLogger } from "@baton/kit";
-import { DEFAULTS, type Identity } from "@baton/protocol";
-import { exportJWK, generateKeyPair, SignJWT } from "jose";
+import type { Identity } from "@baton/protocol";
 import { describe, expect, it } from "vitest";
-import { createBearerVerifier } from "../../../libs/auth/src/bearer.ts";
-import { createGateway } from "./gateway.ts";
+import { testGateway, testIssuer } from "../test/gateway-harness.ts";
 import { createRateLimiter, DEFAULT_RATE_LIMITS, limitedMessage, type RateLimits } from "./rate-limit.ts";
 
 /**
@@ -71,39 +66,22 @@ describe("rate limits in memory (issue #12)", () => {
 
 describe("rate limits through the gateway (issue #12)", () => {
   it("a tool call over the limit is retry with Retry-After; other MCP requests and the admin API get 429", async () => {
-    const { privateKey, publicKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
     const publicUrl = "http://gateway.test";
-    const token = await new SignJWT({ org: "default", kind: "person", roles: ["operator"] })
-      .setProtectedHeader({ alg: "EdDSA", kid: "k1" })
-      .setSubject("ops@example.com")
-      .setIssuer(DEV_ISSUER)
-      .setAudience(`${publicUrl}/mcp`)
-      .setExpirationTime("1h")
-      .sign(privateKey);
+    const issuer = await testIssuer(publicUrl);
+    const token = await issuer.sign("ops@example.com", {
+      org: "default",
+      kind: "person",
+      roles: ["operator"],
+    });
     const bus = new InProcessBus();
     bus.serve(SUBJECTS.scheduler, async () => ({
       ok: true,
       data: { now: "2026-01-01T00:00:00.000Z", manual: false },
     }));
-    const app = await createGateway({
+    const app = await testGateway({
       bus,
-      clock: systemClock,
-      log: silentLogger,
-      blobs: new LocalBlobStore("/nonexistent"), // never read: these calls upload nothing
-      verifier: createBearerVerifier({
-        issuer: DEV_ISSUER,
-        audience: `${publicUrl}/mcp`,
-        keys: { jwks: [{ ...(await exportJWK(publicKey)), kid: "k1", alg: "EdDSA" }] },
-      }),
-      secret: "rate-limit-test-secret-0123456789",
       publicUrl,
-      issuer: DEV_ISSUER,
-      partitions: 4,
-      leaseSeconds: DEFAULTS.leaseSeconds,
-      runDataBytes: DEFAULTS.runDataBytes,
-      maxUploadBytes: 1024 * 1024,
-      callTimeoutMs: 5_000,
-      version: "test",
+      verifier: issuer.verifier,
       rateLimits: { ...DEFAULT_RATE_LIMITS, principalReads: 2 },
     });
     try {

@@ -1,16 +1,12 @@
-import { DEV_ISSUER, type TokenClaims } from "@baton/auth";
+import type { TokenClaims } from "@baton/auth";
 import type { BlobStore } from "@baton/blob";
 import { InProcessBus, SUBJECTS } from "@baton/bus";
-import { systemClock } from "@baton/clock";
-import { silentLogger } from "@baton/kit";
-import { DEFAULTS, TOOL_NAMES, type ToolName } from "@baton/protocol";
+import { TOOL_NAMES, type ToolName } from "@baton/protocol";
 import fc from "fast-check";
 import type { FastifyInstance } from "fastify";
-import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createBearerVerifier } from "../../../libs/auth/src/bearer.ts";
+import { testGateway, testIssuer } from "../test/gateway-harness.ts";
 import { argumentProblems, parseBody } from "./body.ts";
-import { createGateway } from "./gateway.ts";
 
 /**
  * Issue #8 part 2, as a property of the whole gateway (HTTP, MCP, argument checks, routing) without
@@ -30,21 +26,14 @@ const crossed: string[] = [];
 const stored: string[] = [];
 
 beforeAll(async () => {
-  const { privateKey, publicKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
-  const jwk = { ...(await exportJWK(publicKey)), kid: "k1", alg: "EdDSA" };
+  const issuer = await testIssuer(PUBLIC_URL);
   const claims: Omit<TokenClaims, "sub"> = {
     org: "default",
     kind: "person",
     groups: [],
     roles: ["operator"],
   };
-  token = await new SignJWT({ ...claims })
-    .setProtectedHeader({ alg: "EdDSA", kid: "k1" })
-    .setSubject("ops@example.com")
-    .setIssuer(DEV_ISSUER)
-    .setAudience(`${PUBLIC_URL}/mcp`)
-    .setExpirationTime("1h")
-    .sign(privateKey);
+  token = await issuer.sign("ops@example.com", claims);
   const bus = new InProcessBus();
   const subjects: string[] = [SUBJECTS.registry, SUBJECTS.evidence, SUBJECTS.engineRead];
   for (let p = 0; p < PARTITIONS; p++) subjects.push(SUBJECTS.engineWrite(p));
@@ -68,25 +57,12 @@ beforeAll(async () => {
     presign: async () => null,
     check: async () => {},
   };
-  app = await createGateway({
+  app = await testGateway({
     bus,
-    clock: systemClock,
-    log: silentLogger,
     blobs,
-    verifier: createBearerVerifier({
-      issuer: DEV_ISSUER,
-      audience: `${PUBLIC_URL}/mcp`,
-      keys: { jwks: [jwk] },
-    }),
-    secret: "text-edge-test-secret-0123456789abcdef",
     publicUrl: PUBLIC_URL,
-    issuer: DEV_ISSUER,
+    verifier: issuer.verifier,
     partitions: PARTITIONS,
-    leaseSeconds: DEFAULTS.leaseSeconds,
-    runDataBytes: DEFAULTS.runDataBytes,
-    maxUploadBytes: 1024 * 1024,
-    callTimeoutMs: 5_000,
-    version: "test",
   });
 });
 afterAll(async () => {

@@ -2,16 +2,11 @@ import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { bearerOptionsFromEnv, createBearerVerifier, type VerifiedIdentity } from "@baton/auth";
-import { LocalBlobStore } from "@baton/blob";
-import { InProcessBus } from "@baton/bus";
-import { systemClock } from "@baton/clock";
-import { silentLogger } from "@baton/kit";
-import { DEFAULTS } from "@baton/protocol";
 import type { FastifyInstance } from "fastify";
 import { type CryptoKey, exportJWK, exportSPKI, generateKeyPair, type JWK, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GatewayConfigSchema } from "../src/config.ts";
-import { createGateway } from "../src/gateway.ts";
+import { testGateway } from "./gateway-harness.ts";
 
 /**
  * Issue #12 "Any OIDC provider" (MCP authorization: Baton is an OAuth 2.1 resource server). Tokens
@@ -496,22 +491,7 @@ describe("issue #12: refusals through the gateway, each a 401 whose WWW-Authenti
   const good = () => keycloak.tokens[0]?.claims() ?? {};
 
   beforeAll(async () => {
-    app = await createGateway({
-      bus: new InProcessBus(),
-      clock: systemClock,
-      log: silentLogger,
-      blobs: new LocalBlobStore("/nonexistent"), // never read: these calls upload nothing
-      verifier: verifierFor(keycloak.vars),
-      secret: "oidc-providers-test-secret-0123456789",
-      publicUrl: PUBLIC_URL,
-      issuer: KC,
-      partitions: 4,
-      leaseSeconds: DEFAULTS.leaseSeconds,
-      runDataBytes: DEFAULTS.runDataBytes,
-      maxUploadBytes: 1024 * 1024,
-      callTimeoutMs: 5_000,
-      version: "test",
-    });
+    app = await testGateway({ publicUrl: PUBLIC_URL, verifier: verifierFor(keycloak.vars), issuer: KC });
   });
   afterAll(async () => {
     await app?.close();

@@ -8,6 +8,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Deployment, freePort, REPO, startEmbedded } from "../support/deploy.ts";
 import type { McpSession } from "../support/mcp.ts";
+import { until } from "../support/processes.ts";
 import { decideStep, doStep } from "../support/walk.ts";
 
 /**
@@ -30,15 +31,6 @@ interface Request {
   path: string;
   headers: IncomingHttpHeaders;
   body: string;
-}
-
-/** Resolves once `check()` holds; rejects after `timeoutMs` saying what never happened. */
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe("notifier — baton dev --clock manual, a real receiver and a real SMTP server (issue #11)", () => {

@@ -1,4 +1,3 @@
-import type { ChildProcess } from "node:child_process";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import { join } from "node:path";
 import { eventsStream } from "@baton/bus";
@@ -7,6 +6,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DistributedDeployment, NATS_URL, REPO, startDistributed } from "../support/deploy.ts";
 import type { McpSession } from "../support/mcp.ts";
+import { exited, until } from "../support/processes.ts";
 
 /**
  * Issue #11 "Done when", distributed: three notifier replicas (`baton serve notifier`) over NATS and
@@ -23,29 +23,6 @@ interface Hit {
   path: string;
   headers: IncomingHttpHeaders;
   body: string;
-}
-
-/** Resolves when `child` exits, with how it ended (`SIGKILL` for a kill -9, as tsx reports it too). */
-function exited(child: ChildProcess, timeoutMs: number): Promise<NodeJS.Signals | number | null> {
-  const how = (code: number | null, signal: NodeJS.Signals | null) =>
-    signal ?? (code === 128 + 9 ? "SIGKILL" : code);
-  return new Promise((resolve, reject) => {
-    if (child.exitCode !== null || child.signalCode !== null)
-      return resolve(how(child.exitCode, child.signalCode));
-    const timer = setTimeout(() => reject(new Error(`still running after ${timeoutMs} ms`)), timeoutMs);
-    child.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      resolve(how(code, signal));
-    });
-  });
-}
-
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 describe("notifier replicas — distributed (baton serve over NATS and PostgreSQL, issue #11)", () => {
@@ -143,7 +120,11 @@ describe("notifier replicas — distributed (baton serve over NATS and PostgreSQ
       (await db.query(`select count(*)::int as n from notification_events`)).rows[0].n as number;
     baton.serve("notifier", { BATON_REPLICA_ID: "no-ack", BATON_NOTIFIER_FAULT: "no-ack" });
     await startRuns(3);
-    await until(async () => (await recorded()) === 12, "the no-ack replica records the events it reads");
+    await until(
+      async () => (await recorded()) === 12,
+      "the no-ack replica records the events it reads",
+      60_000,
+    );
     // Three replicas from now on: the one that never acknowledges, and two that do.
     baton.serve("notifier", { BATON_REPLICA_ID: "steady-1" });
     baton.serve("notifier", { BATON_REPLICA_ID: "steady-2" });

@@ -20,6 +20,7 @@ import {
 } from "../../services/scheduler/src/index.ts";
 import { DAY, HOUR, iso } from "../support/clock.ts";
 import { OPERATOR as operator, publishProcess, testEngine } from "../support/in-process.ts";
+import { until } from "../support/processes.ts";
 
 /**
  * Issue #5 review findings on the scheduler's delivery, in one process over embedded PostgreSQL and
@@ -64,15 +65,6 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
       },
     );
   });
-}
-
-/** Resolves once `check()` holds; rejects after `timeoutMs`. */
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 /** One embedded database with the `waits` process published, and engines over it. */
@@ -197,7 +189,12 @@ describe("scheduler delivery (in process, review of issue #5)", () => {
 
     // Once the engine's clock gets there, the back-off ends and the wait fires, once.
     engineClock.set(T0 + 2 * HOUR);
-    await until(async () => (await fired(w.database, "r_spin")).length > 0, "the first wait fired");
+    await until(
+      async () => (await fired(w.database, "r_spin")).length > 0,
+      "the first wait fired",
+      10_000,
+      25,
+    );
     expect(await fired(w.database, "r_spin")).toEqual([
       { kind: "wait", stepId: "first", at: iso(T0 + HOUR) },
     ]);

@@ -1,4 +1,3 @@
-import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +9,7 @@ import { processFolder } from "../support/clock.ts";
 import { type DistributedDeployment, NATS_URL, startDistributed } from "../support/deploy.ts";
 import { firedCounts, firedTimers, journalOf, timersOf } from "../support/journal.ts";
 import type { McpSession } from "../support/mcp.ts";
+import { exited } from "../support/processes.ts";
 
 /**
  * Issue #5 "Exactly once": a timer fires once with two scheduler replicas racing for it, and once
@@ -30,24 +30,6 @@ steps:
   - id: done
     finish: done
 `;
-
-/**
- * Resolves when `child` exits, with `SIGKILL` when it (or the node process tsx runs for it, which
- * tsx reports as exit code 128 + 9) was killed that way; rejects after `timeoutMs`.
- */
-function exited(child: ChildProcess, timeoutMs: number): Promise<NodeJS.Signals | number | null> {
-  const how = (code: number | null, signal: NodeJS.Signals | null) =>
-    signal ?? (code === 128 + 9 ? "SIGKILL" : code);
-  return new Promise((resolve, reject) => {
-    if (child.exitCode !== null || child.signalCode !== null)
-      return resolve(how(child.exitCode, child.signalCode));
-    const timer = setTimeout(() => reject(new Error(`still running after ${timeoutMs} ms`)), timeoutMs);
-    child.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      resolve(how(code, signal));
-    });
-  });
-}
 
 describe("scheduler exactly once — distributed (baton serve over NATS and PostgreSQL)", () => {
   let baton: DistributedDeployment;

@@ -9,6 +9,7 @@ import { createScheduler } from "../../services/scheduler/src/index.ts";
 import { HOUR } from "../support/clock.ts";
 import { NATS_URL } from "../support/deploy.ts";
 import { OPERATOR as operator, publishProcess, testEngine } from "../support/in-process.ts";
+import { until } from "../support/processes.ts";
 
 /**
  * Issue #5 review finding #1: every service follows the shared manual clock (`BATON_CLOCK=manual`,
@@ -80,15 +81,6 @@ function status(bus: NatsBus, type: string): Promise<void> {
   });
 }
 
-/** Resolves once `check()` holds; rejects after `timeoutMs`. */
-async function until(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 const WAIT = `---
 name: one-wait
 description: One wait, then an agent step.
@@ -154,7 +146,7 @@ describe("shared manual clock on NATS (review of issue #5)", () => {
     await reconnected;
     // Before the fix nothing ever told it: it stayed an hour behind for good.
     expect(behind.now()).toBe(moved - HOUR);
-    await until(() => behind.now() === moved, "the cut-off service follows the clock");
+    await until(() => behind.now() === moved, "the cut-off service follows the clock", 15_000, 25);
   });
 
   it("review #1: the scheduler's advance is not done while the engine's clock is behind — the engine reads the time afresh for a tick", async () => {

@@ -11,6 +11,7 @@ import pg from "pg";
 import { type PublishOutcome, publishFolder } from "../../services/cli/src/publish.ts";
 import { devToken } from "../../services/cli/src/token.ts";
 import { McpSession } from "./mcp.ts";
+import { stopProcess } from "./processes.ts";
 import { type S3Server, startS3 } from "./s3.ts";
 
 /**
@@ -136,20 +137,6 @@ function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs: number): P
   });
 }
 
-function stopChild(child: ChildProcess, timeoutMs = 10_000): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-    }, timeoutMs);
-    child.once("exit", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill("SIGTERM");
-  });
-}
-
 /** `baton dev --port 0 --data-dir <tmp>` as a child process, as the README starts it. */
 export async function startEmbedded(
   options: {
@@ -183,7 +170,7 @@ export async function startEmbedded(
   const m = await waitForLine(child, /MCP endpoint: (\S+)\nConsole: (\S+)\n/, 60_000);
   const url = m[1] as string;
   const deployment = common("embedded", url, dataDir, logFile, async () => {
-    await stopChild(child);
+    await stopProcess(child);
     log.end();
     if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
@@ -325,7 +312,7 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
   serve("gateway");
   const url = `${publicUrl}/mcp`;
   const base = common("distributed", url, dataDir, logFile, async () => {
-    await Promise.all(children.map((c) => stopChild(c)));
+    await Promise.all(children.map((c) => stopProcess(c)));
     log.end();
     const a = new pg.Client({ connectionString: POSTGRES_URL });
     await a.connect();

@@ -1,10 +1,10 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
-import { connect as tcpConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { NatsConnection } from "nats";
 import { freePort } from "./deploy.ts";
+import { stopProcess, untilListening } from "./processes.ts";
 
 /** The nats-server binary: on PATH, or where Debian's package puts it. */
 function natsServerBinary(): string {
@@ -28,17 +28,6 @@ function natsServerCommand(args: string[]): [string, string[]] {
     if (existsSync(setpriv)) return [setpriv, ["--pdeathsig", "KILL", server, ...args]];
   }
   return [server, args];
-}
-
-function answers(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = tcpConnect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
 }
 
 /**
@@ -105,27 +94,14 @@ export class PrivateNats {
       // Stopped by this test ({@link down}) or not: a server that ends by itself is a finding.
       if (this.child === child) this.unexpected.push(signal ? `signal ${signal}` : `exit ${code}`);
     });
-    const deadline = Date.now() + 30_000;
-    while (!(await answers(this.port))) {
-      if (child.exitCode !== null) throw new Error(`nats-server exited with ${child.exitCode}`);
-      if (Date.now() > deadline) throw new Error(`nats-server did not listen on ${this.port} in 30 s`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await untilListening(child, this.port, "nats-server");
   }
 
   /** Stops the server (SIGTERM, then SIGKILL after 10 s); its store stays for {@link restart}. */
   async down(): Promise<void> {
     const child = this.child;
     this.child = null;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-      child.once("exit", () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      child.kill("SIGTERM");
-    });
+    if (child) await stopProcess(child);
   }
 
   /** Starts the server again on the same port and store. */

@@ -1,17 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { connect as tcpConnect } from "node:net";
 import { freePort } from "./deploy.ts";
-
-function answers(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = tcpConnect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
-}
+import { stopProcess, untilListening } from "./processes.ts";
 
 /**
  * A private `redis-server` on a port of its own that a test may stop and start again (issue #12:
@@ -43,26 +32,13 @@ export class PrivateRedis {
       { stdio: "ignore" },
     );
     this.child = child;
-    const deadline = Date.now() + 30_000;
-    while (!(await answers(this.port))) {
-      if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
-      if (Date.now() > deadline) throw new Error(`redis-server did not listen on ${this.port} in 30 s`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await untilListening(child, this.port, "redis-server");
   }
 
   /** Stops the server (SIGTERM, then SIGKILL after 10 s). */
   async down(): Promise<void> {
     const child = this.child;
     this.child = null;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-      child.once("exit", () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      child.kill("SIGTERM");
-    });
+    if (child) await stopProcess(child);
   }
 }

@@ -48,6 +48,21 @@ describe("requestWithRetry: per-attempt time-outs (issue #8, part 4)", () => {
     expect(seen).toHaveLength(1);
   });
 
+  it("without attemptMs, a time-out that comes back before the deadline by the wall clock is not resent", async () => {
+    // A timer may fire a millisecond before Date.now() reaches the deadline (CI under load did): the
+    // one attempt still had the whole deadline, so the call is not sent again.
+    const seen: string[] = [];
+    const bus = {
+      async request(subject: string, env: Envelope) {
+        seen.push(env.id);
+        throw new BusUnavailable(subject, "timeout");
+      },
+    } as unknown as Bus;
+    const env = envelope("registry.import", null, {}, Date.now() + 10_000);
+    await expect(requestWithRetry(bus, "registry", env, { sleep: noSleep })).rejects.toThrow(BusUnavailable);
+    expect(seen).toHaveLength(1);
+  });
+
   it("gives up with the last failure when the deadline passes, never later than one attempt past it", async () => {
     const { bus, seen } = scripted(["lost"]);
     const deadline = Date.now() + 100;

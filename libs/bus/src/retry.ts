@@ -58,7 +58,16 @@ export async function requestWithRetry(
     try {
       return await bus.request(subject, env, Math.max(attempt, 1));
     } catch (error) {
-      if (error instanceof BusUnavailable && error.reason === "timeout" && Date.now() < deadline) continue;
+      // Only a call with attempts of its own is sent again after a time-out. Without attemptMs the one
+      // attempt was given the whole deadline; a timer that fires a millisecond before Date.now()
+      // reaches it must not send a call whose resend is not harmless a second time.
+      if (
+        error instanceof BusUnavailable &&
+        error.reason === "timeout" &&
+        options.attemptMs !== undefined &&
+        Date.now() < deadline
+      )
+        continue;
       const retryable =
         (error instanceof BusUnavailable && error.reason === "no_responders") ||
         (error instanceof BusRemoteError && error.retryable);

@@ -14,7 +14,12 @@ import { defineConfig } from "vitest/config";
  * in the test processes and in every service process a test starts (they inherit the environment).
  * Services run without it, so the hot path parses each message once.
  */
-const env = { BATON_BUS_CHECK_CALLS: "1" };
+/**
+ * `BATON_OPS_PORT=0`: every service a test starts picks a free port for its operations server
+ * (issue #13), so services on this one host never fight over the default 9464; a test that reads
+ * `/readyz` or `/metrics` gives its services ports it chose (`test/support/deploy.ts`).
+ */
+const env = { BATON_BUS_CHECK_CALLS: "1", BATON_OPS_PORT: "0" };
 
 export default defineConfig({
   test: {

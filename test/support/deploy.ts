@@ -239,6 +239,11 @@ export interface DistributedDeployment extends Deployment {
   running(service: string): ChildProcess[];
   /** The S3-compatible server holding the file bytes, or null with `blobs: "dir"`. */
   s3: S3Server | null;
+  /**
+   * The operations server (`/healthz`, `/readyz`, `/metrics`, issue #13) of a service process this
+   * deployment started, as `http://127.0.0.1:<port>`.
+   */
+  opsUrl(child: ChildProcess): string;
 }
 
 /**
@@ -287,7 +292,12 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
   };
   const children: ChildProcess[] = [];
   const services = new Map<ChildProcess, string>();
+  const opsPorts = new Map<ChildProcess, number>();
+  // Ports for the operations servers, taken before any service starts (one each; more on demand).
+  const spare: number[] = [];
+  for (let i = 0; i < 12; i++) spare.push(await freePort());
   const serve = (service: string, extra: Record<string, string> = {}) => {
+    const opsPort = spare.pop() ?? 0;
     // BATON_PROFILE_DIR=<dir> writes a CPU profile of every service on exit (bench/, profiling).
     const profile = process.env.BATON_PROFILE_DIR
       ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BATON_PROFILE_DIR}`]
@@ -295,8 +305,12 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
     const child = spawn(NODE, [...profile, ...TSX_IMPORT, CLI, "serve", service], {
       cwd: REPO,
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...env, ...options.serviceEnv?.[service], ...extra },
+      env: { ...env, BATON_OPS_PORT: String(opsPort), ...options.serviceEnv?.[service], ...extra },
     });
+    opsPorts.set(
+      child,
+      Number((extra.BATON_OPS_PORT ?? options.serviceEnv?.[service]?.BATON_OPS_PORT) || opsPort),
+    );
     child.stdout?.pipe(log, { end: false });
     child.stderr?.pipe(log, { end: false });
     children.push(child);
@@ -331,6 +345,11 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
     running: (service) =>
       children.filter((c) => services.get(c) === service && c.exitCode === null && c.signalCode === null),
     s3,
+    opsUrl: (child) => {
+      const port = opsPorts.get(child);
+      if (!port) throw new Error("this process has no known operations port");
+      return `http://127.0.0.1:${port}`;
+    },
   };
   // Ready when the gateway answers, the engine serves reads (it serves writes first) and, when one
   // was started, a scheduler answers the clock. Five tsx processes start slowly on a busy 2-core box.

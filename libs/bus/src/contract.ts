@@ -1,5 +1,12 @@
 // Serving and calling a catalog subject by its contract: requests checked on arrival, calls checked by the compiler.
-import type { Logger } from "@baton/kit";
+import {
+  activeTraceparent,
+  busRequestDuration,
+  inSpan,
+  type Logger,
+  secondsSince,
+  tracingEnabled,
+} from "@baton/kit";
 import type { Identity, ToolResult } from "@baton/protocol";
 import { type Bus, type Envelope, issuesOf, MalformedMessage, type Subscription } from "./bus.ts";
 import { type AnyContract, type ReplyOf, type RequestOf, replyKey } from "./catalog.ts";
@@ -71,7 +78,26 @@ export function serve<C extends AnyContract>(
       }
       // Checked just above: the payload by the request schema, the caller when the contract needs one.
       const served = { ...env, payload: parsed.data } as Served<C>;
-      return handler(parsed.data, served);
+      if (!tracingEnabled()) return handler(parsed.data, served);
+      // The handling's span, a child of the caller's (the envelope's `trace`): what the handler
+      // does (PostgreSQL statements, calls of its own) nests under it.
+      return inSpan(
+        `serve ${contract.name}`,
+        {
+          role: "server",
+          parent: env.trace,
+          attributes: { "baton.subject": contract.name, "baton.type": env.type },
+        },
+        async (span) => {
+          const reply = await handler(parsed.data, served);
+          const code = failureOf(reply);
+          if (code) {
+            span.set({ "baton.outcome": code });
+            span.fail(code);
+          }
+          return reply;
+        },
+      );
     },
     contract.queue === undefined ? {} : { queue: contract.queue },
   );
@@ -108,11 +134,31 @@ export async function call<C extends AnyContract, const R extends RequestOf<C>>(
     if (!parsed.success) throw new MalformedMessage(subject, issuesOf(parsed.error.issues, "payload"));
   }
   const env = envelope(contract.type(request), options.identity, request, options.deadline);
-  env.trace = childTraceparent(options.trace);
   const retry: RetryOptions = {};
   if (options.attemptMs !== undefined) retry.attemptMs = options.attemptMs;
   if (options.sleep !== undefined) retry.sleep = options.sleep;
-  const reply = await requestWithRetry(bus, subject, env, retry);
+  const started = performance.now();
+  let reply: unknown;
+  try {
+    if (!tracingEnabled()) {
+      env.trace = childTraceparent(options.trace);
+      reply = await requestWithRetry(bus, subject, env, retry);
+    } else {
+      // The call's span: a child of the span active now (the tool call's, or the handling's this
+      // call is made in), else of `options.trace`; the envelope carries it across the hop.
+      const parent = activeTraceparent() === undefined ? options.trace : undefined;
+      reply = await inSpan(
+        `call ${contract.name}`,
+        { role: "client", parent, attributes: { "baton.subject": contract.name, "baton.type": env.type } },
+        async (span) => {
+          env.trace = span.traceparent;
+          return requestWithRetry(bus, subject, env, retry);
+        },
+      );
+    }
+  } finally {
+    busRequestDuration.observe({ subject: contract.name }, secondsSince(started));
+  }
   if (checkCalls) {
     const schema = contract.replies[replyKey(request)];
     const parsed = schema?.safeParse(reply, { reportInput: true });
@@ -124,4 +170,11 @@ export async function call<C extends AnyContract, const R extends RequestOf<C>>(
   }
   // The contract types the reply; in tests it was checked just above.
   return reply as ReplyOf<C, R>;
+}
+
+/** The protocol error code of a handler's reply (`{ ok: false, error: { code } }`), for its span; else null. */
+function failureOf(reply: unknown): string | null {
+  if (reply === null || typeof reply !== "object" || !("ok" in reply) || reply.ok !== false) return null;
+  const error = (reply as { error?: { code?: unknown } }).error;
+  return typeof error?.code === "string" ? error.code : "failed";
 }

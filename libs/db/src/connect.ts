@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { PGlite } from "@electric-sql/pglite";
+import { sql } from "drizzle-orm";
 import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
 import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
@@ -41,7 +42,7 @@ export interface PostgresOptions {
    * out), whether the pool held it idle or a caller had it checked out. Nothing is to be done: the
    * pool drops the connection, the caller's statement fails, and the next use opens a new one.
    */
-  log?: { warn(obj: object, msg: string): void };
+  log?: { warn(obj: object, msg: string): void; info?(obj: object, msg: string): void };
 }
 
 /** How long opening a connection may take before the statement that needed it fails, ms. */
@@ -75,19 +76,49 @@ export async function connectPostgres(url: string, options: PostgresOptions = {}
   pool.on("connect", (client) => client.on("error", (error) => onError(error)));
   // The pool re-emits an idle client's error, already reported above; it removes that client.
   pool.on("error", () => undefined);
-  const client = await pool.connect();
   try {
-    await client.query("select pg_advisory_lock($1)", [MIGRATION_LOCK]);
+    const client = await pool.connect();
     try {
-      await migratePg(drizzlePg(client, { schema }), { migrationsFolder: MIGRATIONS });
+      await client.query("select pg_advisory_lock($1)", [MIGRATION_LOCK]);
+      try {
+        const before = await appliedMigrations(client);
+        await migratePg(drizzlePg(client, { schema }), { migrationsFolder: MIGRATIONS });
+        const after = await appliedMigrations(client);
+        options.log?.info?.(
+          { applied: after - before, total: after },
+          after > before ? "migrations applied" : "migrations up to date",
+        );
+      } finally {
+        await client.query("select pg_advisory_unlock($1)", [MIGRATION_LOCK]);
+      }
     } finally {
-      await client.query("select pg_advisory_unlock($1)", [MIGRATION_LOCK]);
+      client.release();
     }
-  } finally {
-    client.release();
+  } catch (error) {
+    // Nothing is left open by a start that failed (a caller may try again).
+    await pool.end().catch(() => undefined);
+    throw error;
   }
   const db = drizzlePg(pool, { schema }) as unknown as Db;
   return { db, kind: "postgres", close: () => pool.end() };
+}
+
+/** How many migrations drizzle recorded as applied in this database (0 before the first). */
+async function appliedMigrations(client: pg.PoolClient): Promise<number> {
+  const found = await client.query<{ n: string }>(
+    "select count(*) as n from pg_catalog.pg_tables where schemaname = 'drizzle' and tablename = '__drizzle_migrations'",
+  );
+  if (Number(found.rows[0]?.n ?? 0) === 0) return 0;
+  const rows = await client.query<{ n: string }>("select count(*) as n from drizzle.__drizzle_migrations");
+  return Number(rows.rows[0]?.n ?? 0);
+}
+
+/**
+ * Resolves when the database answers a trivial statement (`select 1`), throws when it does not:
+ * the readiness check of every service that uses PostgreSQL (`/readyz`, issue #13).
+ */
+export async function pingDatabase(db: Db): Promise<void> {
+  await db.execute(sql`select 1`);
 }
 
 /**

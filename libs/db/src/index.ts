@@ -4,6 +4,7 @@ export {
   type Db,
   openEmbedded,
   type PostgresOptions,
+  pingDatabase,
   rowsOf,
 } from "./connect.ts";
 export {

@@ -8,6 +8,9 @@ import { z } from "zod";
  */
 export const DEFAULT_ATTEMPT_MS = 3_000;
 
+/** The operations server's port when `BATON_OPS_PORT` is not set (the OpenTelemetry Prometheus exporter's usual one). */
+export const DEFAULT_OPS_PORT = 9464;
+
 /**
  * Environment variables several services read (ARCHITECTURE "Configuration"), defined once so their
  * meaning, defaults and checks never drift apart. Each service's `config.ts` picks the ones it uses;
@@ -73,7 +76,55 @@ export const SHARED_ENV = {
     .enum(["debug", "info", "warn", "error"])
     .default("info")
     .describe("Log level (JSON lines on stdout)."),
+  BATON_OPS_PORT: z
+    .union([z.literal("off"), z.coerce.number().int().min(0).max(65535)])
+    .default(DEFAULT_OPS_PORT)
+    .describe(
+      "Port of the operations server: /healthz (alive), /readyz (ready: PostgreSQL, NATS, S3 where used, an engine's partition ownership) and /metrics (Prometheus). Apart from the gateway's public port, so agents never reach it. 0: any free port (logged in the line 'operations server listening'); off: no operations server. Several services on one host need one port each.",
+    ),
+  BATON_OPS_HOST: z
+    .string()
+    .min(1)
+    .default("0.0.0.0")
+    .describe(
+      "Address the operations server listens on (default every interface, so the kubelet and Prometheus reach it; 127.0.0.1 keeps it on the host).",
+    ),
+  BATON_STARTUP_TIMEOUT_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(60)
+    .describe(
+      "How long start-up waits for PostgreSQL and NATS to answer, seconds, retrying with back-off (0.5 s doubling to 5 s) and logging each failure with the variable and address; then the service exits 1 naming them. 0: one attempt.",
+    ),
+  BATON_DRAIN_DELAY_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(120_000)
+    .default(0)
+    .describe(
+      "On SIGTERM the service answers /readyz 503 at once, waits this long (ms) still serving, then drains (answers what is in flight, takes nothing new) and exits. On Kubernetes set it to a few seconds, so the endpoints drop the pod before it stops taking calls.",
+    ),
 } as const;
+
+/**
+ * The variables of the operations server, start-up and shutdown that every `baton serve` service
+ * reads (`serve.ts`), to spread into each service's config schema.
+ */
+export const OPS_ENV = {
+  BATON_OPS_PORT: SHARED_ENV.BATON_OPS_PORT,
+  BATON_OPS_HOST: SHARED_ENV.BATON_OPS_HOST,
+  BATON_STARTUP_TIMEOUT_SECONDS: SHARED_ENV.BATON_STARTUP_TIMEOUT_SECONDS,
+  BATON_DRAIN_DELAY_MS: SHARED_ENV.BATON_DRAIN_DELAY_MS,
+} as const;
+
+/**
+ * Options of a refinement across variables (`.refine(check, { ...always })`) that make it run even
+ * when a variable it does not read failed on its own, so a start lists every problem at once
+ * (issue #13). The check then sees a partly parsed value: it must not assume a failed variable's type.
+ */
+export const always = { when: () => true } as const;
 
 /**
  * Parses the environment with a service's schema; on failure prints every problem and exits 2
@@ -93,4 +144,40 @@ export function parseEnv<S extends z.ZodType>(
   });
   process.stderr.write(`baton serve ${service}: the environment is not usable:\n${lines.join("\n")}\n`);
   process.exit(2);
+}
+
+/** Variable names whose values are secrets: never logged, not even in part. */
+const SECRET_NAME = /SECRET|PASSWORD|PASSWD|TOKEN|PRIVATE|ACCESS_KEY/;
+
+/**
+ * A parsed environment as it may be logged at start (issue #13: start-up settings with secrets
+ * hidden): a secret variable's value becomes `[hidden]` (`[hidden]` per item of a list), and a
+ * URL's password (`postgres://baton:pw@db/baton`, `smtps://user:pw@…`) becomes `***`.
+ */
+export function settingsForLog(env: object): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (value === undefined) continue;
+    if (SECRET_NAME.test(key)) out[key] = Array.isArray(value) ? value.map(() => "[hidden]") : "[hidden]";
+    else if (typeof value === "string" && value.includes("://")) out[key] = withoutPasswords(value);
+    else out[key] = value;
+  }
+  return out;
+}
+
+/** `url` (or a comma-separated list of URLs) with each password replaced by `***`. */
+function withoutPasswords(url: string): string {
+  return url
+    .split(",")
+    .map((one) => {
+      try {
+        const u = new URL(one.trim());
+        if (u.password) u.password = "***";
+        if (u.search) u.search = u.search.replace(/(password|secret|token|key)=[^&]*/gi, "$1=***");
+        return u.toString();
+      } catch {
+        return "[hidden]";
+      }
+    })
+    .join(",");
 }

@@ -7,11 +7,11 @@ import { LocalBlobStore } from "@baton/blob";
 import { type Bus, CONTRACTS, call, InProcessBus } from "@baton/bus";
 import { type Clock, type ClockMover, systemClock } from "@baton/clock";
 import { ensureConsoleBuilt } from "@baton/console";
-import { openEmbedded } from "@baton/db";
+import { openEmbedded, pingDatabase } from "@baton/db";
 import { startEngine } from "@baton/engine-service";
 import { startEvidence } from "@baton/evidence";
 import { type RateLimits, startGateway } from "@baton/gateway";
-import { createLogger, type Logger } from "@baton/kit";
+import { createLogger, Health, type Logger } from "@baton/kit";
 import { devMailDir, devNotifierSettings, startNotifier } from "@baton/notifier";
 import { iso } from "@baton/process";
 import { DEFAULTS, type Identity } from "@baton/protocol";
@@ -141,8 +141,12 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
 
   // The services, each started as `baton serve` starts it, on this process's infrastructure.
   const db = database.db;
+  // `/readyz` and `/metrics` on this server's own port (issue #13): the embedded database, and what
+  // the services add (the file store, the engine's partitions).
+  const health = new Health();
+  health.add("pglite", () => pingDatabase(db));
   const registry = await startRegistry({}, { db, bus, clock, log });
-  const evidence = await startEvidence({}, { db, bus, blobs, clock, log });
+  const evidence = await startEvidence({}, { db, bus, blobs, clock, log, health });
   const engine = await startEngine(
     {
       replicaId: "dev",
@@ -153,7 +157,7 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
       secret,
       callTimeoutMs: 10_000,
     },
-    { db, bus, clock, log },
+    { db, bus, clock, log, health },
   );
   const scheduler = await startScheduler(
     { ...SCHEDULER_DEFAULTS, replicaId: "dev", partitions: DEFAULTS.partitions, clockOrg: DEFAULT_ORG },
@@ -185,8 +189,9 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
       callTimeoutMs: 15_000,
       version: "0.1.0",
       ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
+      ops: health,
     },
-    { bus, clock, log, blobs },
+    { bus, clock, log, blobs, health },
   );
 
   if (options.samples) {

@@ -14,7 +14,7 @@ import {
 import type { Clock } from "@baton/clock";
 import type { Db } from "@baton/db";
 import type { EngineConfig } from "@baton/engine";
-import { DEFAULT_ATTEMPT_MS, type Logger } from "@baton/kit";
+import { DEFAULT_ATTEMPT_MS, type Logger, partitionsOwned } from "@baton/kit";
 import { type FileCheck, type Identity, partitionOf } from "@baton/protocol";
 import { serveJournalReads } from "./journal.ts";
 import { OutboxRelay } from "./outbox.ts";
@@ -133,10 +133,11 @@ export function createEngine(deps: EngineDeps): EngineService {
       await deps.ownership.start(
         async (p) => {
           subscriptions.set(p, servePartition(p));
+          partitionsOwned.inc();
         },
         async (p) => {
           await subscriptions.get(p)?.stop();
-          subscriptions.delete(p);
+          if (subscriptions.delete(p)) partitionsOwned.dec();
           cache.forgetPartition(p, settings.partitions);
         },
       );

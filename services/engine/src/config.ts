@@ -1,6 +1,6 @@
 // The engine service's configuration, read once from the environment.
 import { hostname } from "node:os";
-import { SHARED_ENV } from "@baton/kit";
+import { OPS_ENV, SHARED_ENV } from "@baton/kit";
 import { DEFAULTS } from "@baton/protocol";
 import { z } from "zod";
 import type { EngineSettings } from "./start.ts";
@@ -39,6 +39,7 @@ export const EngineConfigSchema = z.object({
   BATON_CLOCK: SHARED_ENV.BATON_CLOCK,
   BATON_ATTEMPT_TIMEOUT_MS: SHARED_ENV.BATON_ATTEMPT_TIMEOUT_MS,
   BATON_LOG_LEVEL: SHARED_ENV.BATON_LOG_LEVEL,
+  ...OPS_ENV,
 });
 export type EngineEnv = z.infer<typeof EngineConfigSchema>;
 

@@ -2,7 +2,7 @@
 import { type Bus, NatsBus } from "@baton/bus";
 import type { Clock } from "@baton/clock";
 import type { Db } from "@baton/db";
-import type { Logger, Running } from "@baton/kit";
+import type { Health, Logger, Running } from "@baton/kit";
 import { createEngine, type EngineDeps } from "./app.ts";
 import { KvPartitionOwnership } from "./partitions/kv-ownership.ts";
 import { AllPartitions, type PartitionOwnership } from "./partitions/ownership.ts";
@@ -19,6 +19,8 @@ export interface EngineInfra {
   bus: Bus;
   clock: Clock;
   log: Logger;
+  /** `/readyz` (issue #13): the replica adds its partition ownership check. */
+  health?: Health;
 }
 
 /**
@@ -38,7 +40,11 @@ function ownershipOn(bus: Bus, settings: EngineSettings, log: Logger): Partition
 
 /** Starts serving this replica's partitions, `engine.read` and `engine.journal`; stopping hands the partitions over. */
 export async function startEngine(settings: EngineSettings, infra: EngineInfra): Promise<Running> {
-  const engine = createEngine({ ...infra, ownership: ownershipOn(infra.bus, settings, infra.log), settings });
+  const ownership = ownershipOn(infra.bus, settings, infra.log);
+  const engine = createEngine({ ...infra, ownership, settings });
+  infra.health?.add("partitions", async () => {
+    if (!ownership.joined) throw new Error("this replica has not joined partition ownership (NATS KV)");
+  });
   await engine.start();
   infra.log.info({ replica: settings.replicaId }, "engine serving");
   return { stop: () => engine.stop() };

@@ -10,6 +10,7 @@ import {
   type Run,
   type WorkItemRow,
 } from "@baton/engine";
+import { activeTraceparent } from "@baton/kit";
 import { iso, type Process } from "@baton/process";
 import { partitionOf, type ToolResult } from "@baton/protocol";
 import { and, desc, eq, sql } from "drizzle-orm";
@@ -203,6 +204,7 @@ export class EngineStore {
     const ready = diff(old.ready, cur.ready);
     const items = diff(old.items, cur.items);
     const timerRows = diff(old.timers, cur.timers);
+    const trace = activeTraceparent();
     const payload = {
       beforeRev: before ? before.rev : null,
       run: {
@@ -254,7 +256,8 @@ export class EngineStore {
       outbox: t.events.map((e) => ({
         org: e.org,
         subject: SUBJECTS.event(e.org, e.type),
-        payload: e,
+        // With spans on, each event carries the transition's trace to the notifier (issue #13).
+        payload: trace ? { ...e, trace } : e,
         created_at: now,
       })),
     };

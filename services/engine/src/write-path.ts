@@ -13,6 +13,7 @@ import {
   runView,
   startRun,
 } from "@baton/engine";
+import { claimLeasesExpired, transitions } from "@baton/kit";
 import {
   type FileCheck,
   fail,
@@ -45,6 +46,15 @@ export interface WritePathDeps {
   ) => Promise<Map<string, FileCheck>>;
   /** Called after every commit (the outbox relay's kick). */
   committed: () => void;
+}
+
+/**
+ * Counts a committed transition (`baton_transitions_total`) and the claim leases it ended
+ * (`baton_claim_leases_expired_total`: a lease timer fired in it, by a tick or caught up by a write).
+ */
+function counted(outcome: Outcome): void {
+  transitions.inc();
+  for (const timer of outcome.fired) if (timer.kind === "lease") claimLeasesExpired.inc();
 }
 
 /** One write's commit: the transition, who made it with which call, and the result to record. */
@@ -137,6 +147,7 @@ export function createWritePath(deps: WritePathDeps): {
       throw error;
     }
     cache.remember(after);
+    counted(c.outcome);
     deps.committed();
     if (c.result) return c.result;
     if (!c.outcome.error) throw new Error("a transition with neither a result nor an error");
@@ -264,6 +275,7 @@ export function createWritePath(deps: WritePathDeps): {
         throw error;
       }
       cache.remember(after);
+      counted(outcome);
       deps.committed();
       return { committed: true, rev: after.rev };
     }

@@ -8,7 +8,7 @@ import {
   SECRET_RING_ENV,
 } from "@baton/auth";
 import { BLOB_ENV, BLOB_STORE_REQUIRED, blobStoreChosen } from "@baton/blob";
-import { SHARED_ENV } from "@baton/kit";
+import { always, OPS_ENV, SHARED_ENV } from "@baton/kit";
 import { DEFAULTS } from "@baton/protocol";
 import { z } from "zod";
 import { ORIGIN_ENV } from "./origin.ts";
@@ -71,6 +71,7 @@ export const GatewayConfigSchema = z
       .describe("How long a tool call may wait on the services before answering retry, ms."),
     BATON_ATTEMPT_TIMEOUT_MS: SHARED_ENV.BATON_ATTEMPT_TIMEOUT_MS,
     BATON_LOG_LEVEL: SHARED_ENV.BATON_LOG_LEVEL,
+    ...OPS_ENV,
     BATON_CONSOLE_DIR: z
       .string()
       .optional()
@@ -78,14 +79,26 @@ export const GatewayConfigSchema = z
         "The web console's build folder, served at /ui/ (default: services/console/dist of this checkout, built by pnpm install).",
       ),
   })
-  .refine((c) => c.BATON_DEV_ISSUER_FILE !== undefined || (c.BATON_AUTH_ISSUER && c.BATON_AUTH_JWKS_URL), {
-    message: "set BATON_AUTH_ISSUER and BATON_AUTH_JWKS_URL, or BATON_DEV_ISSUER_FILE",
-    path: ["BATON_AUTH_JWKS_URL"],
-  })
-  .refine(blobStoreChosen, BLOB_STORE_REQUIRED)
+  // The checks across variables run even when a variable failed on its own (`always`), so one start
+  // lists every problem (issue #13); on such a partly parsed value a check that cannot read it is skipped.
+  .refine(
+    (c) => c.BATON_DEV_ISSUER_FILE !== undefined || Boolean(c.BATON_AUTH_ISSUER && c.BATON_AUTH_JWKS_URL),
+    {
+      message: "set BATON_AUTH_ISSUER and BATON_AUTH_JWKS_URL, or BATON_DEV_ISSUER_FILE",
+      path: ["BATON_AUTH_JWKS_URL"],
+      ...always,
+    },
+  )
+  .refine(blobStoreChosen, { ...BLOB_STORE_REQUIRED, ...always })
   .superRefine((c, ctx) => {
-    for (const p of authEnvProblems(c)) ctx.addIssue({ code: "custom", path: [p.path], message: p.message });
-  })
+    let problems: ReturnType<typeof authEnvProblems> = [];
+    try {
+      problems = authEnvProblems(c);
+    } catch {
+      // A variable these checks read failed on its own; its problem is listed already.
+    }
+    for (const p of problems) ctx.addIssue({ code: "custom", path: [p.path], message: p.message });
+  }, always)
   .describe(
     "Bearer tokens: set either BATON_AUTH_ISSUER and BATON_AUTH_JWKS_URL (production), or BATON_DEV_ISSUER_FILE (trials and tests); one of the two is required. File bytes: BATON_S3_BUCKET (S3) or BATON_BLOB_DIR (one host); one of the two is required.",
   );

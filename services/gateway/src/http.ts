@@ -69,7 +69,7 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
   const { bus, clock, log, blobs, verifier, fileUrls, fileLinks, tools, limiter, settings } = deps;
   const resource = `${settings.publicUrl}/mcp`;
   const metadataUrl = `${settings.publicUrl}/.well-known/oauth-protected-resource`;
-  const mcp = new McpEndpoint(tools, { name: "baton", version: settings.version });
+  const mcp = new McpEndpoint(tools, { name: "baton", version: settings.version }, log);
   await mcp.start();
 
   // Anything fastify refuses before a route runs (no or another content type, a body over the limit,

@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { newTraceparent } from "@baton/bus";
+import { inSpan, type Logger, secondsSince, toolCalls, toolDuration, tracingEnabled } from "@baton/kit";
 import type { Identity, ToolResult } from "@baton/protocol";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -42,6 +44,12 @@ export interface CallContext {
   refusal?: ToolResult<never>;
   /** UTF-8 bytes of the request body, for the limit on a call's size (`limits.ts`). */
   bodyBytes?: number;
+  /**
+   * The W3C `traceparent` the tool call's service calls carry, when spans are off (a new trace per
+   * call, so its bus calls and its access line share one `trace_id`); with spans on, the tool
+   * call's span is active instead and this is unset.
+   */
+  trace?: string;
 }
 
 /** Auth info attached to the raw request, as the SDK forwards it to handlers in `extra.authInfo`. */
@@ -65,7 +73,11 @@ export class McpEndpoint {
   private readonly server: Server;
   private readonly shared = new SharedTransport();
 
-  constructor(handler: ToolHandler, info: { name: string; version: string }) {
+  constructor(
+    handler: ToolHandler,
+    info: { name: string; version: string },
+    private readonly log: Logger,
+  ) {
     this.server = new Server(info, {
       capabilities: { tools: { listChanged: false } },
       instructions:
@@ -79,18 +91,53 @@ export class McpEndpoint {
       const auth = extra.authInfo?.extra as AuthExtra | undefined;
       if (!auth) throw new McpError(ErrorCode.InternalError, "request reached the tool without an identity");
       const bad = auth.context.badArguments.get(String(extra.requestId));
-      const result = auth.context.refusal
-        ? auth.context.refusal
-        : bad
-          ? ({
-              ok: false,
-              error: {
-                code: "invalid",
-                message: `arguments do not match ${name}; fix every issue listed`,
-                issues: [`arguments: expected object, got ${bad}`],
-              },
-            } as const)
-          : await handler.call(name, request.params.arguments ?? {}, auth.identity, auth.context);
+      const args = request.params.arguments ?? {};
+      const answer = async (): Promise<ToolResult<unknown>> =>
+        auth.context.refusal
+          ? auth.context.refusal
+          : bad
+            ? ({
+                ok: false,
+                error: {
+                  code: "invalid",
+                  message: `arguments do not match ${name}; fix every issue listed`,
+                  issues: [`arguments: expected object, got ${bad}`],
+                },
+              } as const)
+            : await handler.call(name, args, auth.identity, auth.context);
+      const started = performance.now();
+      let result: ToolResult<unknown>;
+      let traceId: string | undefined;
+      if (tracingEnabled()) {
+        // The tool call's span, under the HTTP request's: its bus calls carry it to the services.
+        result = await inSpan(`tool ${name}`, { attributes: { "baton.tool": name } }, async (span) => {
+          traceId = span.traceparent.slice(3, 35);
+          const answered = await answer();
+          span.set({ "baton.outcome": answered.ok ? "ok" : answered.error.code });
+          if (!answered.ok) span.fail(answered.error.code);
+          return answered;
+        });
+      } else {
+        auth.context.trace = newTraceparent();
+        traceId = auth.context.trace.slice(3, 35);
+        result = await answer();
+      }
+      const outcome = result.ok ? "ok" : result.error.code;
+      const seconds = secondsSince(started);
+      toolCalls.inc({ tool: name, outcome });
+      toolDuration.observe({ tool: name }, seconds);
+      // The access line (issue #13): never a token, an argument or a result; the run when known.
+      this.log.info(
+        {
+          tool: name,
+          outcome,
+          duration_ms: Math.round(seconds * 1e6) / 1000,
+          org: auth.identity.org,
+          run_id: runIdOf(args, result),
+          trace_id: traceId,
+        },
+        "tool call",
+      );
       return {
         content: [{ type: "text", text: JSON.stringify(result) }],
         structuredContent: result as unknown as Record<string, unknown>,
@@ -131,6 +178,17 @@ export class McpEndpoint {
   async close(): Promise<void> {
     await this.server.close();
   }
+}
+
+/**
+ * The run a tool call was about, for its access line: the `runId` it named (when the call was not
+ * refused as `invalid`, so the text is an id's) or the run its answer shows (`start_run`, `submit`).
+ */
+function runIdOf(args: Record<string, unknown>, result: ToolResult<unknown>): string | undefined {
+  if (!result.ok && result.error.code === "invalid") return undefined;
+  if (typeof args.runId === "string") return args.runId;
+  const data = result.ok ? (result.data as { run?: { id?: unknown } } | null) : null;
+  return typeof data?.run?.id === "string" ? data.run.id : undefined;
 }
 
 /**

@@ -3,7 +3,7 @@ import { type BearerOptions, createBearerVerifier } from "@baton/auth";
 import type { BlobStore } from "@baton/blob";
 import type { Bus } from "@baton/bus";
 import type { Clock } from "@baton/clock";
-import type { Logger, Running } from "@baton/kit";
+import { type Health, type Logger, type Running, registerOpsRoutes } from "@baton/kit";
 import { createGateway, type GatewayOptions } from "./gateway.ts";
 import { closeGracefully } from "./http.ts";
 import { createRateLimiter, DEFAULT_RATE_LIMITS } from "./rate-limit.ts";
@@ -26,6 +26,11 @@ export type GatewaySettings = Omit<
    * counts in memory.
    */
   rateLimitRedis?: { url: string; namespace: string };
+  /**
+   * `baton dev` only: `/readyz` and `/metrics` on the public port too, with this readiness (a trial
+   * server on one host has no operations port). `baton serve gateway` keeps them on `BATON_OPS_PORT`.
+   */
+  ops?: Health;
 };
 
 /** What a gateway replica runs on: the bus to the services, and the file store uploads are written to. */
@@ -34,6 +39,8 @@ export interface GatewayInfra {
   clock: Clock;
   log: Logger;
   blobs: BlobStore;
+  /** `/readyz` (issue #13): the service adds its file store's check. */
+  health?: Health;
 }
 
 /** A listening gateway: its port, and `stop()`, which answers every request in flight first. */
@@ -46,7 +53,9 @@ export interface RunningGateway extends Running {
  * it gracefully: requests in flight get their answer, each waiting up to its call timeout.
  */
 export async function startGateway(settings: GatewaySettings, infra: GatewayInfra): Promise<RunningGateway> {
-  const { host, port, auth, rateLimitRedis, ...options } = settings;
+  const { host, port, auth, rateLimitRedis, ops, ...options } = settings;
+  // Redis is never a readiness check: it decides no outcome (rate limits serve without it).
+  infra.health?.add(infra.blobs.kind === "s3" ? "s3" : "blob_dir", () => infra.blobs.check());
   const verifier = createBearerVerifier({ ...auth, audience: auth.audience ?? `${settings.publicUrl}/mcp` });
   const rateLimiter = rateLimitRedis
     ? createRateLimiter({
@@ -63,6 +72,7 @@ export async function startGateway(settings: GatewaySettings, infra: GatewayInfr
     issuer: auth.issuer,
     ...(rateLimiter ? { rateLimiter } : {}),
   });
+  if (ops) registerOpsRoutes(app, ops, { healthz: false });
   await app.listen({ host, port });
   const address = app.server.address();
   infra.log.info({ url: `${settings.publicUrl}/mcp` }, "gateway serving");

@@ -65,7 +65,11 @@ export interface ToolDeps {
 const ARGS: { [T in ToolName]: z.ZodType<ToolArgs[T]> } = TOOL_ARGS;
 
 /** What answers one tool, given its parsed arguments and the caller. */
-type Route<T extends ToolName> = (args: ToolArgs[T], who: Identity) => Promise<ToolResult<unknown>>;
+type Route<T extends ToolName> = (
+  args: ToolArgs[T],
+  who: Identity,
+  trace: string | undefined,
+) => Promise<ToolResult<unknown>>;
 
 /**
  * Routes each tool call (tools.md) to the service that answers it, after the checks every call gets
@@ -102,11 +106,15 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
     },
   };
 
-  /** How a tool's service call is sent: as the caller, within the call's time, resent when an attempt gets no answer. */
-  const sent = (who: Identity) => ({
+  /**
+   * How a tool's service call is sent: as the caller, within the call's time, resent when an attempt
+   * gets no answer, on behalf of the tool call's `trace` (its `traceparent`, when spans are off).
+   */
+  const sent = (who: Identity, trace: string | undefined) => ({
     identity: who,
     deadline: Date.now() + settings.callTimeoutMs,
     attemptMs: settings.attemptMs,
+    trace,
   });
 
   /**
@@ -132,10 +140,10 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
   }
 
   /** A write to one run, sent to the owner of the run's partition. */
-  const write = <const W extends EngineWrite>(payload: W, who: Identity) =>
+  const write = <const W extends EngineWrite>(payload: W, who: Identity, trace: string | undefined) =>
     ask(
       call(bus, CONTRACTS.engineWrite, payload, {
-        ...sent(who),
+        ...sent(who, trace),
         partition: partitionOf(payload.runId, settings.partitions),
       }),
     );
@@ -195,7 +203,11 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
    * record the file. Bytes never cross the bus. A store that is down is `retry` with nothing
    * recorded: the intent is dropped again.
    */
-  async function upload(args: ToolArgs["upload"], who: Identity): Promise<ToolResult<UploadResult>> {
+  async function upload(
+    args: ToolArgs["upload"],
+    who: Identity,
+    trace: string | undefined,
+  ): Promise<ToolResult<UploadResult>> {
     const checked = checkUpload(args, settings.maxUploadBytes);
     if (!checked.ok) {
       return fail(
@@ -215,7 +227,7 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
         bus,
         CONTRACTS.evidence,
         { op: "intent", requestId: args.requestId, fingerprint, sha256, bytes: bytes.length },
-        sent(who),
+        sent(who, trace),
       ),
     );
     if (!intent.ok) return intent;
@@ -226,7 +238,7 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
       put = await blobs.put(blobKey(who.org, sha256), bytes);
     } catch (error) {
       log.warn({ err: String(error), store: blobs.location }, "upload: the file store failed");
-      await ask(call(bus, CONTRACTS.evidence, { op: "abandon", intentId }, sent(who)));
+      await ask(call(bus, CONTRACTS.evidence, { op: "abandon", intentId }, sent(who, trace)));
       return fail(
         protocolError(
           "retry",
@@ -245,7 +257,7 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
       intentId,
       etag: put.etag,
     } as const;
-    return ask(call(bus, CONTRACTS.evidence, register, sent(who)));
+    return ask(call(bus, CONTRACTS.evidence, register, sent(who, trace)));
   }
 
   /** The claim a token carries, or `invalid` when the token does not verify (ARCHITECTURE "Check order on writes"). */
@@ -259,33 +271,39 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
 
   const routes: { [T in ToolName]: Route<T> } = {
     describe: async () => ok(describe),
-    list_processes: (args, who) =>
-      ask(call(bus, CONTRACTS.registry, { op: "list_processes", args }, sent(who))),
-    get_run: async (args, who) =>
-      viewWithUrls(await ask(call(bus, CONTRACTS.engineRead, { tool: "get_run", args }, sent(who))), who),
-    get_work: (args, who) => ask(call(bus, CONTRACTS.engineRead, { tool: "get_work", args }, sent(who))),
-    list_runs: (args, who) => ask(call(bus, CONTRACTS.engineRead, { tool: "list_runs", args }, sent(who))),
-    start_run: async (args, who) => {
+    list_processes: (args, who, trace) =>
+      ask(call(bus, CONTRACTS.registry, { op: "list_processes", args }, sent(who, trace))),
+    get_run: async (args, who, trace) =>
+      viewWithUrls(
+        await ask(call(bus, CONTRACTS.engineRead, { tool: "get_run", args }, sent(who, trace))),
+        who,
+      ),
+    get_work: (args, who, trace) =>
+      ask(call(bus, CONTRACTS.engineRead, { tool: "get_work", args }, sent(who, trace))),
+    list_runs: (args, who, trace) =>
+      ask(call(bus, CONTRACTS.engineRead, { tool: "list_runs", args }, sent(who, trace))),
+    start_run: async (args, who, trace) => {
       const runId = settings.runIdFor(who.org, args.requestId);
-      return viewWithUrls(await write({ tool: "start_run", args, runId }, who), who);
+      return viewWithUrls(await write({ tool: "start_run", args, runId }, who, trace), who);
     },
-    claim: async (args, who) =>
-      claimWithUrls(await write({ tool: "claim", args, runId: args.runId }, who), who),
-    decide: async (args, who) =>
-      viewWithUrls(await write({ tool: "decide", args, runId: args.runId }, who), who),
-    cancel: async (args, who) =>
-      viewWithUrls(await write({ tool: "cancel", args, runId: args.runId }, who), who),
-    send_event: (args, who) => write({ tool: "send_event", args, runId: args.runId }, who),
-    renew: (args, who) => withToken(args.token, (claim) => write({ tool: "renew", args, ...claim }, who)),
-    submit: (args, who) =>
+    claim: async (args, who, trace) =>
+      claimWithUrls(await write({ tool: "claim", args, runId: args.runId }, who, trace), who),
+    decide: async (args, who, trace) =>
+      viewWithUrls(await write({ tool: "decide", args, runId: args.runId }, who, trace), who),
+    cancel: async (args, who, trace) =>
+      viewWithUrls(await write({ tool: "cancel", args, runId: args.runId }, who, trace), who),
+    send_event: (args, who, trace) => write({ tool: "send_event", args, runId: args.runId }, who, trace),
+    renew: (args, who, trace) =>
+      withToken(args.token, (claim) => write({ tool: "renew", args, ...claim }, who, trace)),
+    submit: (args, who, trace) =>
       withToken(args.token, async (claim) =>
-        viewWithUrls(await write({ tool: "submit", args, ...claim }, who), who),
+        viewWithUrls(await write({ tool: "submit", args, ...claim }, who, trace), who),
       ),
-    escalate: (args, who) =>
+    escalate: (args, who, trace) =>
       withToken(args.token, async (claim) =>
-        viewWithUrls(await write({ tool: "escalate", args, ...claim }, who), who),
+        viewWithUrls(await write({ tool: "escalate", args, ...claim }, who, trace), who),
       ),
-    upload: (args, who) => upload(args, who),
+    upload: (args, who, trace) => upload(args, who, trace),
   };
 
   /** Checks a call's arguments against its tool's schema (every issue at once), then routes it. */
@@ -311,7 +329,7 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
     if (issues.length > 0 || !parsed.success) {
       return fail(protocolError("invalid", `arguments do not match ${tool}; fix every issue listed`, issues));
     }
-    return routes[tool](parsed.data, who);
+    return routes[tool](parsed.data, who, context.trace);
   }
 
   return {

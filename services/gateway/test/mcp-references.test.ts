@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { silentLogger } from "@baton/kit";
 import type { Identity, ToolResult } from "@baton/protocol";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -35,7 +36,7 @@ describe("MCP endpoint: no reference reaches another caller's call (issue 8)", (
   };
 
   beforeAll(async () => {
-    endpoint = new McpEndpoint(handler, { name: "gate-test", version: "0" });
+    endpoint = new McpEndpoint(handler, { name: "gate-test", version: "0" }, silentLogger);
     await endpoint.start();
     server = createServer((req, res) => {
       // As the gateway: stateless, so no GET stream and no DELETE of a session.

@@ -1,4 +1,4 @@
-import { SHARED_ENV } from "@baton/kit";
+import { OPS_ENV, SHARED_ENV } from "@baton/kit";
 import { z } from "zod";
 
 const flag = (description: string) =>
@@ -115,6 +115,7 @@ export const NotifierConfigSchema = NotifierSettingsSchema.extend({
     .min(1)
     .default(4)
     .describe("PostgreSQL connections in this process's pool."),
+  ...OPS_ENV,
 }).refine((c) => c.BATON_NOTIFIER_HOLD_MS > c.BATON_NOTIFIER_TIMEOUT_MS, {
   path: ["BATON_NOTIFIER_HOLD_MS"],
   message:

@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import type { Clock } from "@baton/clock";
 import { type Db, notificationDeliveries, rowsOf, webhookSubscriptions } from "@baton/db";
-import { type Logger, ServiceLoop } from "@baton/kit";
+import { type Logger, notifications, ServiceLoop } from "@baton/kit";
 import { and, eq, sql } from "drizzle-orm";
 import { nextAttemptAt, type RetryPolicy } from "./backoff.ts";
 import type { Mailer } from "./mailer.ts";
@@ -261,6 +261,7 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
       }
     }
     const mine = await record(row, token, result, started, next);
+    notifications.inc({ channel: row.channel, result: result.status });
     if (!mine) {
       log.warn(
         { delivery: row.id, status: result.status },

@@ -19,6 +19,8 @@ export const DomainEventMessage = z.object({
   at: z.number(),
   stepId: z.string().optional(),
   detail: z.record(z.string(), z.unknown()).optional(),
+  /** The W3C `traceparent` of the transition that caused it, when spans are on (issue #13); never sent on. */
+  trace: z.string().optional(),
 });
 export type DomainEventMessage = z.infer<typeof DomainEventMessage>;
 

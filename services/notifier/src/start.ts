@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { type Bus, CONTRACTS, type Envelope, NatsBus, serve } from "@baton/bus";
 import type { Clock } from "@baton/clock";
 import type { Db } from "@baton/db";
-import type { Logger } from "@baton/kit";
+import { inSpan, type Logger, tracingEnabled } from "@baton/kit";
 import { DEFAULTS, type ToolResult } from "@baton/protocol";
 import { createAdmin } from "./admin.ts";
 import type { NotifierSettings } from "./config.ts";
@@ -104,7 +104,14 @@ export async function startNotifier(
     },
   });
   const onEvent = async (event: Parameters<typeof ingest>[0]) => {
-    const result = await ingest(event);
+    // With spans on, recording an event's deliveries is a span of the transition's trace.
+    const result = tracingEnabled()
+      ? await inSpan(
+          `notify ${event.type}`,
+          { role: "consumer", parent: event.trace, attributes: { "baton.event": event.type } },
+          () => ingest(event),
+        )
+      : await ingest(event);
     if (result.outcome === "new" && result.pending > 0) deliverer.wake();
   };
   const handle = createAdmin({

@@ -206,7 +206,7 @@ export function createRegistry(deps: RegistryDeps) {
         .onConflictDoNothing()
         .returning({ version: processVersions.version });
       if (inserted.length > 0) {
-        log.info({ org: who.org, name: process.name, version }, "published");
+        log.info({ org: who.org, process: process.name, version }, "published");
         return ok({ name: process.name, version, contentHash: process.contentHash, unchanged: false });
       }
       // Another publication took this number first; read the latest again.

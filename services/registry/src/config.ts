@@ -1,4 +1,4 @@
-import { SHARED_ENV } from "@baton/kit";
+import { OPS_ENV, SHARED_ENV } from "@baton/kit";
 import { z } from "zod";
 
 /** The registry service's configuration, from the environment. */
@@ -8,5 +8,6 @@ export const RegistryConfigSchema = z.object({
   BATON_NAMESPACE: SHARED_ENV.BATON_NAMESPACE,
   BATON_CLOCK: SHARED_ENV.BATON_CLOCK,
   BATON_LOG_LEVEL: SHARED_ENV.BATON_LOG_LEVEL,
+  ...OPS_ENV,
 });
 export type RegistryEnv = z.infer<typeof RegistryConfigSchema>;

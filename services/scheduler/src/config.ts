@@ -1,6 +1,6 @@
 // The scheduler service's configuration, read once from the environment.
 import { hostname } from "node:os";
-import { SHARED_ENV } from "@baton/kit";
+import { OPS_ENV, SHARED_ENV } from "@baton/kit";
 import { z } from "zod";
 import type { SchedulerSettings } from "./app.ts";
 import type { SchedulerFault } from "./start.ts";
@@ -101,6 +101,7 @@ export const SchedulerConfigSchema = z.object({
     .describe("PostgreSQL connections in this process's pool."),
   BATON_ATTEMPT_TIMEOUT_MS: SHARED_ENV.BATON_ATTEMPT_TIMEOUT_MS,
   BATON_LOG_LEVEL: SHARED_ENV.BATON_LOG_LEVEL,
+  ...OPS_ENV,
 });
 export type SchedulerEnv = z.infer<typeof SchedulerConfigSchema>;
 

@@ -4,6 +4,7 @@ import type { Clock, ClockMover } from "@baton/clock";
 import type { Db } from "@baton/db";
 import type { Logger, Running } from "@baton/kit";
 import { createScheduler, type SchedulerFaults, type SchedulerSettings } from "./app.ts";
+import { reportDueWork } from "./gauges.ts";
 
 /** A test hook of the exactly-once tests (`BATON_SCHEDULER_FAULT`): where the replica kills itself. */
 export type SchedulerFault = "kill-after-take" | "kill-after-send";
@@ -41,5 +42,11 @@ export async function startScheduler(
   const { fault, ...rest } = settings;
   const scheduler = createScheduler({ ...infra, settings: rest, faults: faultsOf(fault, infra) });
   await scheduler.start();
-  return { stop: () => scheduler.stop() };
+  const unreport = reportDueWork(infra.db, infra.clock);
+  return {
+    stop: async () => {
+      unreport();
+      await scheduler.stop();
+    },
+  };
 }

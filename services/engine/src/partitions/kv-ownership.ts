@@ -46,6 +46,11 @@ export class KvPartitionOwnership implements PartitionOwnership {
   /** A round is running or queued. */
   private busy = false;
 
+  /** The last round reached the bucket (heartbeat written, share taken); false before the first and after a failed one. */
+  get joined(): boolean {
+    return !this.failed && !this.stopped;
+  }
+
   constructor(
     private readonly nc: NatsConnection,
     private readonly options: {
@@ -127,27 +132,41 @@ export class KvPartitionOwnership implements PartitionOwnership {
         continue;
       }
       this.owned.delete(p);
-      this.options.log.warn({ partition: p }, "partition lease lost");
+      this.options.log.warn({ replica: me, partition: p }, "partition lease lost");
       await this.release?.(p);
     }
+    const released: number[] = [];
     while (this.owned.size > share) {
       const [p, revision] = [...this.owned].pop() as [number, number];
       this.owned.delete(p);
+      released.push(p);
       await this.release?.(p);
       await kv.delete(`p.${p}`, { previousSeq: revision }).catch(() => undefined);
     }
+    if (released.length > 0)
+      this.options.log.info(
+        { replica: me, partitions: released.sort((a, b) => a - b), owned: this.owned.size, members },
+        "partition ownership released (rebalance)",
+      );
+    const gained: number[] = [];
     if (this.owned.size < share) {
       for (let p = 0; p < this.options.partitions && this.owned.size < share; p++) {
         if (this.owned.has(p)) continue;
         try {
           const revision = await kv.create(`p.${p}`, me);
           this.owned.set(p, revision);
+          gained.push(p);
           await this.acquire?.(p);
         } catch {
           // Owned by another replica.
         }
       }
     }
+    if (gained.length > 0)
+      this.options.log.info(
+        { replica: me, partitions: gained, owned: this.owned.size, members },
+        "partition ownership gained",
+      );
   }
 
   /**

@@ -10,11 +10,18 @@ export interface PartitionOwnership {
   ): Promise<void>;
   /** Releases every owned partition (so another replica takes over at once) and stops. */
   stop(): Promise<void>;
+  /**
+   * Whether this replica has joined partition ownership: its last round reached the ownership
+   * store and it holds its share (which may be none, with more replicas than partitions). The
+   * engine's readiness check (`/readyz`, issue #13).
+   */
+  readonly joined: boolean;
 }
 
 /** Owns every partition: the single engine of `baton dev`. */
 export class AllPartitions implements PartitionOwnership {
   private release: ((p: number) => Promise<void>) | null = null;
+  joined = false;
 
   constructor(private readonly partitions: number) {}
 
@@ -24,9 +31,11 @@ export class AllPartitions implements PartitionOwnership {
   ): Promise<void> {
     this.release = onRelease;
     for (let p = 0; p < this.partitions; p++) await onAcquire(p);
+    this.joined = true;
   }
 
   async stop(): Promise<void> {
+    this.joined = false;
     if (!this.release) return;
     for (let p = 0; p < this.partitions; p++) await this.release(p);
     this.release = null;

@@ -42,7 +42,9 @@ export {
   activeTraceId,
   activeTraceparent,
   enableTracing,
+  flushTracing,
   inSpan,
   type SpanRole,
+  setTracingShutdown,
   tracingEnabled,
 } from "./tracing.ts";

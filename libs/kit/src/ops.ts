@@ -25,6 +25,12 @@ export interface Readiness {
 export class Health {
   private readonly probes = new Map<string, Probe>();
   private stopping = false;
+  private started = false;
+
+  /** Marks the service started: until then `/readyz` answers 503 (`starting`), whatever its checks say. */
+  serving(): void {
+    this.started = true;
+  }
 
   /** Adds (or replaces) the check `name`, e.g. `postgres`, `nats`, `s3`, `partitions`. */
   add(name: string, probe: Probe): void {
@@ -69,6 +75,7 @@ export class Health {
         }
       }),
     );
+    if (!this.started) checks.service = "starting: not serving yet";
     const failed = Object.values(checks).some((v) => v !== "ok");
     return { ready: !this.stopping && !failed, draining: this.stopping, checks };
   }

@@ -15,6 +15,31 @@ export function enableTracing(api: typeof OtelApi): void {
   tracer = api.trace.getTracer("baton");
 }
 
+let shutdown: (() => Promise<void>) | null = null;
+
+/** Tells the kit how to flush and stop the SDK (the register module). */
+export function setTracingShutdown(stop: () => Promise<void>): void {
+  shutdown = stop;
+}
+
+/**
+ * Exports the spans not yet sent and stops the SDK, within `timeoutMs` (a service's last step when it
+ * stops); does nothing when tracing is off.
+ */
+export async function flushTracing(timeoutMs = 5_000): Promise<void> {
+  if (!shutdown) return;
+  const stop = shutdown;
+  shutdown = null;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    stop().catch(() => undefined),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs);
+    }),
+  ]);
+  clearTimeout(timer);
+}
+
 /** Whether spans are made in this process (an OTLP endpoint was configured at start). */
 export function tracingEnabled(): boolean {
   return tracer !== null;

@@ -209,6 +209,7 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
     }
   }
 
+  health.serving();
   const info: ServerInfo = { url: `${publicUrl}/mcp`, publicUrl, pid: process.pid, clock: options.clock };
   writeFileSync(join(dir, "server.json"), `${JSON.stringify(info, null, 2)}\n`);
   let stopped = false;

@@ -74,7 +74,9 @@ async function dev(argv: string[]) {
   if (values.clock !== "real" && values.clock !== "manual")
     fail("--clock takes manual (or real, the default)");
   // Loaded here, not at the top: dev.ts pulls in every service and PGlite, which `baton serve`, `token`,
-  // `validate` and the rest do not need (about 1.5 s of CPU on each start).
+  // `validate` and the rest do not need (about 1.5 s of CPU on each start). OpenTelemetry first, when
+  // an OTLP endpoint is set (PGlite has no `pg` spans: the embedded database is not `pg`).
+  await import("./otel.ts");
   const { startDev } = await import("./dev.ts");
   const server = await startDev({
     port,
@@ -171,6 +173,10 @@ function validate(argv: string[]) {
 
 async function serve(argv: string[]) {
   const service = argv[0];
+  // First, before anything loads `pg`: OpenTelemetry when an OTLP endpoint is set (its `pg`
+  // instrumentation patches only a `pg` loaded after it; `node --import <cli>/otel.js` does the
+  // same earlier). Nothing is loaded when tracing is off.
+  await import("./otel.ts");
   // Loaded here: `baton serve` loads the one service it runs, and nothing of `baton dev`.
   const { SERVICES, serve: serveOne } = await import("./serve.ts");
   const name = SERVICES.find((s) => s === service);

@@ -6,6 +6,7 @@ import { connectPostgres, type Database, pingDatabase } from "@baton/db";
 import {
   addressesOf,
   createLogger,
+  flushTracing,
   Health,
   parseEnv,
   type Running,
@@ -97,6 +98,7 @@ async function run<E extends CommonEnv>(
   });
   const { clock, mover } = await clockFor(env.BATON_CLOCK, bus);
   const running = await start(env, { bus, clock, mover, log, database, health });
+  health.serving();
   log.info({ checks: health.names, opsPort: ops?.port ?? null }, "serving");
   const signal = await untilSignal();
   health.drain();
@@ -107,6 +109,7 @@ async function run<E extends CommonEnv>(
   await database?.close();
   await ops?.close();
   log.info({ signal }, "stopped");
+  await flushTracing();
 }
 
 /** Ends the start of `name` with `message` on stderr (and exit 1): a dependency it cannot reach, a port it cannot use. */

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Deployment, REPO, startEmbedded } from "../support/deploy.ts";
+import { METRIC_NAMES, metricSum } from "../support/metrics.ts";
 
 const run = promisify(execFile);
 
@@ -43,5 +44,26 @@ describe("README: Walk a run", () => {
     // The last line is `pick data.run` of the decision: the run, as one line of JSON.
     const runView = JSON.parse(stdout.trim().split("\n").at(-1) as string);
     expect(runView).toMatchObject({ process: "expense-approval", state: "ended", outcome: "approved" });
+
+    // Issue #13: `curl /metrics` on `baton dev`'s own port after the walk shows every metric, with
+    // tool calls, tool duration, transitions and bus requests (in process here) non-zero.
+    const base = baton.url.replace(/\/mcp$/, "");
+    const metrics = await fetch(`${base}/metrics`);
+    expect(metrics.status).toBe(200);
+    const text = await metrics.text();
+    for (const name of METRIC_NAMES) expect(text).toContain(`# TYPE ${name} `);
+    expect(text).toMatch(/baton_tool_calls_total\{tool="decide",outcome="ok"\} [1-9]/);
+    expect(metricSum(text, "baton_tool_duration_seconds_count")).toBeGreaterThanOrEqual(3);
+    expect(metricSum(text, "baton_transitions_total")).toBeGreaterThanOrEqual(3);
+    expect(metricSum(text, "baton_bus_request_duration_seconds_count")).toBeGreaterThan(0);
+    expect(metricSum(text, "baton_partitions_owned")).toBe(64);
+    expect(text).not.toContain(runView.id);
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(((await ready.json()) as { checks: unknown }).checks).toMatchObject({
+      pglite: "ok",
+      partitions: "ok",
+      blob_dir: "ok",
+    });
   });
 });

@@ -53,6 +53,13 @@ export {
   setCallChecks,
 } from "./contract.ts";
 export { InProcessBus, subjectPattern } from "./in-process.ts";
-export { eventsStream, isMissingStream, NAMESPACE_PATTERN, NatsBus } from "./nats.ts";
+export {
+  DEFAULT_EVENTS_LIMITS,
+  type EventsLimits,
+  eventsStream,
+  isMissingStream,
+  NAMESPACE_PATTERN,
+  NatsBus,
+} from "./nats.ts";
 export { envelope, type RetryOptions, requestWithRetry } from "./retry.ts";
 export { childTraceparent, newTraceparent, TRACEPARENT } from "./trace.ts";

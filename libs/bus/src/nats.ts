@@ -37,6 +37,19 @@ export function eventsStream(namespace: string): string {
   return `${namespace.toUpperCase().replace(/[^A-Z0-9_-]/g, "_")}_EVENTS`;
 }
 
+/**
+ * How much of the domain events the JetStream events stream keeps (issue #13): events older than
+ * `maxAgeMs` or past `maxBytes` (the oldest first) are dropped. PostgreSQL keeps the record (the
+ * run journal); the stream only feeds the notifier.
+ */
+export interface EventsLimits {
+  maxAgeMs: number;
+  maxBytes: number;
+}
+
+/** The events stream's limits when none are given: 7 days, 1 GiB (`BATON_EVENTS_MAX_AGE_HOURS`, `BATON_EVENTS_MAX_BYTES`). */
+export const DEFAULT_EVENTS_LIMITS: EventsLimits = { maxAgeMs: 7 * 24 * 3_600_000, maxBytes: 1_073_741_824 };
+
 /** `BATON_NAMESPACE`'s pattern: a NATS subject token. */
 export const NAMESPACE_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
 
@@ -51,6 +64,7 @@ export class NatsBus implements Bus {
     private readonly js: JetStreamClient,
     readonly namespace: string,
     private readonly log: Logger | undefined,
+    private readonly events: EventsLimits | undefined,
   ) {}
 
   /**
@@ -59,7 +73,13 @@ export class NatsBus implements Bus {
    * service); `log`, when given, is told when it drops and when it is back, and of every message
    * refused because it was not a well-formed envelope.
    */
-  static async connect(url: string, name: string, namespace = "baton", log?: Logger): Promise<NatsBus> {
+  static async connect(
+    url: string,
+    name: string,
+    namespace = "baton",
+    log?: Logger,
+    events?: EventsLimits,
+  ): Promise<NatsBus> {
     if (!NAMESPACE_PATTERN.test(namespace))
       throw new Error(`namespace ${namespace} must match ${NAMESPACE_PATTERN}`);
     const connection = await connect({
@@ -69,7 +89,7 @@ export class NatsBus implements Bus {
       reconnectTimeWait: 500,
     });
     if (log) void reportStatus(connection, log).catch(() => undefined);
-    const bus = new NatsBus(connection, connection.jetstream(), namespace, log);
+    const bus = new NatsBus(connection, connection.jetstream(), namespace, log, events);
     await bus.ensureEventsStream();
     return bus;
   }
@@ -82,8 +102,18 @@ export class NatsBus implements Bus {
   async ensureEventsStream(): Promise<void> {
     const jsm = await this.connection.jetstreamManager();
     const stream = eventsStream(this.namespace);
+    const limits = this.events ?? DEFAULT_EVENTS_LIMITS;
+    const max_age = limits.maxAgeMs * 1_000_000;
     try {
-      await jsm.streams.info(stream);
+      const info = await jsm.streams.info(stream);
+      // A service given limits (the engine, the notifier) brings a stream made with others to them.
+      if (this.events && (info.config.max_age !== max_age || info.config.max_bytes !== limits.maxBytes)) {
+        await jsm.streams.update(stream, { ...info.config, max_age, max_bytes: limits.maxBytes });
+        this.log?.info(
+          { stream, maxAgeMs: limits.maxAgeMs, maxBytes: limits.maxBytes },
+          "events stream limits set",
+        );
+      }
     } catch (error) {
       if (!isMissingStream(error)) throw error;
       try {
@@ -92,7 +122,8 @@ export class NatsBus implements Bus {
           subjects: [`${this.namespace}.events.>`],
           retention: RetentionPolicy.Limits,
           storage: StorageType.File,
-          max_age: 7 * 24 * 3600 * 1_000_000_000,
+          max_age,
+          max_bytes: limits.maxBytes,
         });
       } catch (error) {
         // Another service created it at the same moment.

@@ -114,7 +114,8 @@ export const idempotency = pgTable(
     result: jsonb("result").notNull(),
     createdAt: ts("created_at").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.org, t.requestId] })],
+  // created_at: the retention window's prune (issue #13) deletes the oldest records in batches.
+  (t) => [primaryKey({ columns: [t.org, t.requestId] }), index("idempotency_created_at").on(t.createdAt)],
 );
 
 /** Index of agent steps that are ready or claimed (a claimed row reappears when its lease ends). */

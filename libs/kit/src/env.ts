@@ -76,6 +76,30 @@ export const SHARED_ENV = {
     .enum(["debug", "info", "warn", "error"])
     .default("info")
     .describe("Log level (JSON lines on stdout)."),
+  BATON_IDEMPOTENCY_RETENTION_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(168)
+    .describe(
+      "How long a write's idempotency record (its requestId and recorded result, §4.3) is kept, hours of the deployment's clock; the scheduler prunes older ones. Within it a replay returns the original result; after it a replay on a run is answered conflict from the run's journal (never applied twice; start_run never, whatever the age), and an upload makes a second file record of the same bytes. Same on engine and scheduler. docs/observability.md, Retention.",
+    ),
+  BATON_EVENTS_MAX_AGE_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(168)
+    .describe(
+      "Domain events older than this are dropped from the JetStream events stream (the notifier's source), hours. Same on engine and notifier.",
+    ),
+  BATON_EVENTS_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1_048_576)
+    .default(1_073_741_824)
+    .describe(
+      "Largest size of the JetStream events stream, bytes; past it the oldest events are dropped. Same on engine and notifier.",
+    ),
   BATON_OPS_PORT: z
     .union([z.literal("off"), z.coerce.number().int().min(0).max(65535)])
     .default(DEFAULT_OPS_PORT)

@@ -34,6 +34,9 @@ interface CommonEnv {
   DATABASE_URL?: string;
   BATON_DB_POOL?: number;
   BATON_REPLICA_ID?: string | undefined;
+  /** The events stream's limits (engine, notifier): the stream is brought to them at start. */
+  BATON_EVENTS_MAX_AGE_HOURS?: number;
+  BATON_EVENTS_MAX_BYTES?: number;
 }
 
 /** The infrastructure `baton serve` builds from a service's environment. */
@@ -83,11 +86,15 @@ async function run<E extends CommonEnv>(
         { timeoutMs, log },
       ).catch((error: Error) => fatal(name, error.message))
     : null;
+  const events =
+    env.BATON_EVENTS_MAX_AGE_HOURS !== undefined && env.BATON_EVENTS_MAX_BYTES !== undefined
+      ? { maxAgeMs: env.BATON_EVENTS_MAX_AGE_HOURS * 3_600_000, maxBytes: env.BATON_EVENTS_MAX_BYTES }
+      : undefined;
   // Replicas that name themselves (engine, scheduler) show that name in NATS monitoring.
   const connection = env.BATON_REPLICA_ID ? `baton-${name}-${env.BATON_REPLICA_ID}` : `baton-${name}`;
   const bus = await untilReachable(
     { what: "NATS", variable: "NATS_URL", address: addressesOf(env.NATS_URL, 4222) },
-    () => NatsBus.connect(env.NATS_URL, connection, env.BATON_NAMESPACE, log),
+    () => NatsBus.connect(env.NATS_URL, connection, env.BATON_NAMESPACE, log, events),
     { timeoutMs, log },
   ).catch((error: Error) => fatal(name, error.message));
   if (database) health.add("postgres", () => pingDatabase(database.db));

@@ -43,6 +43,8 @@ export interface EngineDeps {
     attemptMs?: number;
     /** Hot runs kept in memory per replica. */
     cacheSize?: number;
+    /** How long idempotency records are kept, ms (`BATON_IDEMPOTENCY_RETENTION_HOURS`; default 7 days). */
+    idempotencyRetentionMs?: number;
   };
 }
 

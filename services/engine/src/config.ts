@@ -36,6 +36,9 @@ export const EngineConfigSchema = z.object({
     .min(1)
     .default(10)
     .describe("PostgreSQL connections in this process's pool."),
+  BATON_IDEMPOTENCY_RETENTION_HOURS: SHARED_ENV.BATON_IDEMPOTENCY_RETENTION_HOURS,
+  BATON_EVENTS_MAX_AGE_HOURS: SHARED_ENV.BATON_EVENTS_MAX_AGE_HOURS,
+  BATON_EVENTS_MAX_BYTES: SHARED_ENV.BATON_EVENTS_MAX_BYTES,
   BATON_CLOCK: SHARED_ENV.BATON_CLOCK,
   BATON_ATTEMPT_TIMEOUT_MS: SHARED_ENV.BATON_ATTEMPT_TIMEOUT_MS,
   BATON_LOG_LEVEL: SHARED_ENV.BATON_LOG_LEVEL,
@@ -54,5 +57,6 @@ export function engineSettings(env: EngineEnv): EngineSettings {
     secret: env.BATON_SECRET,
     callTimeoutMs: 10_000,
     attemptMs: env.BATON_ATTEMPT_TIMEOUT_MS,
+    idempotencyRetentionMs: env.BATON_IDEMPOTENCY_RETENTION_HOURS * 3_600_000,
   };
 }

@@ -177,6 +177,20 @@ export class EngineStore {
     };
   }
 
+  /**
+   * Whether run `runId`'s journal holds a transition applied by a write with `requestId` (one that
+   * was not refused): how a replay is recognised once its idempotency record is past the retention
+   * window and pruned (issue #13). The journal is kept for ever.
+   */
+  async journalApplied(runId: string, requestId: string): Promise<boolean> {
+    const rows = rowsOf<{ one: number }>(
+      await this.db.execute(
+        sql`select 1 as one from run_journal where run_id = ${runId} and request_id = ${requestId} and (detail->>'error') is null limit 1`,
+      ),
+    );
+    return rows.length > 0;
+  }
+
   /** The idempotency record of `requestId` in `org`, or null. */
   async getIdempotency(org: string, requestId: string): Promise<IdempotencyRecord | null> {
     const rows = await this.db

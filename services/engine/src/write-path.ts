@@ -34,7 +34,15 @@ export interface WritePathDeps {
   cache: RunCache;
   clock: Clock;
   tokens: ClaimTokens;
-  settings: EngineConfig & { partitions: number };
+  settings: EngineConfig & {
+    partitions: number;
+    /**
+     * How long idempotency records are kept before the scheduler prunes them, ms of the clock
+     * (`BATON_IDEMPOTENCY_RETENTION_HOURS`; default 7 days). A write to a run older than this is
+     * checked against the run's journal for its `requestId` when it has no record.
+     */
+    idempotencyRetentionMs?: number;
+  };
   /**
    * The evidence service's check of a command's `file` refs (§5), asked as the caller within the
    * call's deadline and on behalf of its trace.
@@ -47,6 +55,9 @@ export interface WritePathDeps {
   /** Called after every commit (the outbox relay's kick). */
   committed: () => void;
 }
+
+/** How long idempotency records are kept when nothing says otherwise: 7 days (`BATON_IDEMPOTENCY_RETENTION_HOURS`). */
+export const DEFAULT_IDEMPOTENCY_RETENTION_MS = 168 * 3_600_000;
 
 /**
  * Counts a committed transition (`baton_transitions_total`) and the claim leases it ended
@@ -85,6 +96,7 @@ export function createWritePath(deps: WritePathDeps): {
   write(env: Envelope<EngineWrite>): Promise<WriteReply>;
 } {
   const { store, cache, clock, tokens, settings } = deps;
+  const retentionMs = settings.idempotencyRetentionMs ?? DEFAULT_IDEMPOTENCY_RETENTION_MS;
   const mutex = new KeyedMutex();
 
   /** The original result for a replay, `conflict` for a reused `requestId`, or null when unrecorded (§4). */
@@ -96,6 +108,29 @@ export function createWritePath(deps: WritePathDeps): {
       protocolError(
         "conflict",
         `requestId ${requestId} was already used for a different call; send a new requestId`,
+      ),
+    );
+  }
+
+  /**
+   * `conflict` when `requestId` was already applied to `run` and its idempotency record is gone:
+   * past the retention window (issue #13), a replay can no longer get its original result, and
+   * must never be applied twice (§4.3 "changes nothing"). Only a run older than the window can have
+   * lost a record, so younger runs (nearly every write) pay nothing; an older one pays a lookup of
+   * the record and, without one, of its journal.
+   */
+  async function expiredReplay(
+    run: Run,
+    who: Identity,
+    requestId: string,
+  ): Promise<ToolResult<never> | null> {
+    if (clock.now() - run.startedAt <= retentionMs) return null;
+    if (await store.getIdempotency(who.org, requestId)) return null;
+    if (!(await store.journalApplied(run.id, requestId))) return null;
+    return fail(
+      protocolError(
+        "conflict",
+        `requestId ${requestId} was already applied to run ${run.id}; its recorded result is past the server's idempotency retention window, so it cannot be returned again; read the run with get_run, and send a new requestId for a new call`,
       ),
     );
   }
@@ -168,6 +203,8 @@ export function createWritePath(deps: WritePathDeps): {
       if (!run || run.org !== who.org) {
         return fail(protocolError("not_found", `no run ${write.runId} in your organization`));
       }
+      const expired = await expiredReplay(run, who, requestId);
+      if (expired) return expired;
       const def = await cache.version(run.org, run.process, run.version);
       const files = await deps.verifyFiles(who, fileRefsOf(command), on);
       const now = clock.now();

@@ -47,6 +47,13 @@ export interface SchedulerSettings {
    * of another organization may read it but not move it.
    */
   clockOrg: string;
+  /**
+   * How long idempotency records are kept, ms of the deployment's clock (issue #13); default
+   * {@link SCHEDULER_DEFAULTS}' (7 days).
+   */
+  idempotencyRetentionMs?: number;
+  /** How often the prune of older ones runs, ms; default 10 minutes. */
+  retentionIntervalMs?: number;
 }
 
 /**

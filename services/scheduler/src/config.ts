@@ -17,6 +17,8 @@ export const SCHEDULER_DEFAULTS = {
   batch: 100,
   concurrency: 16,
   tickTimeoutMs: 15_000,
+  idempotencyRetentionMs: 168 * 3_600_000,
+  retentionIntervalMs: 600_000,
 } as const;
 
 /**
@@ -99,6 +101,15 @@ export const SchedulerConfigSchema = z.object({
     .min(1)
     .default(4)
     .describe("PostgreSQL connections in this process's pool."),
+  BATON_IDEMPOTENCY_RETENTION_HOURS: SHARED_ENV.BATON_IDEMPOTENCY_RETENTION_HOURS,
+  BATON_RETENTION_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(SCHEDULER_DEFAULTS.retentionIntervalMs)
+    .describe(
+      "How often a scheduler replica deletes the idempotency records older than BATON_IDEMPOTENCY_RETENTION_HOURS, ms (in batches of 1,000, never on a call's path).",
+    ),
   BATON_ATTEMPT_TIMEOUT_MS: SHARED_ENV.BATON_ATTEMPT_TIMEOUT_MS,
   BATON_LOG_LEVEL: SHARED_ENV.BATON_LOG_LEVEL,
   ...OPS_ENV,
@@ -120,6 +131,8 @@ export function schedulerSettings(
     tickTimeoutMs: env.BATON_CALL_TIMEOUT_MS,
     attemptMs: env.BATON_ATTEMPT_TIMEOUT_MS,
     clockOrg: env.BATON_CLOCK_ORG,
+    idempotencyRetentionMs: env.BATON_IDEMPOTENCY_RETENTION_HOURS * 3_600_000,
+    retentionIntervalMs: env.BATON_RETENTION_INTERVAL_MS,
     fault: env.BATON_SCHEDULER_FAULT,
   };
 }

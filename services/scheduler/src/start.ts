@@ -4,7 +4,9 @@ import type { Clock, ClockMover } from "@baton/clock";
 import type { Db } from "@baton/db";
 import type { Logger, Running } from "@baton/kit";
 import { createScheduler, type SchedulerFaults, type SchedulerSettings } from "./app.ts";
+import { SCHEDULER_DEFAULTS } from "./config.ts";
 import { reportDueWork } from "./gauges.ts";
+import { startRetention } from "./retention.ts";
 
 /** A test hook of the exactly-once tests (`BATON_SCHEDULER_FAULT`): where the replica kills itself. */
 export type SchedulerFault = "kill-after-take" | "kill-after-send";
@@ -43,9 +45,14 @@ export async function startScheduler(
   const scheduler = createScheduler({ ...infra, settings: rest, faults: faultsOf(fault, infra) });
   await scheduler.start();
   const unreport = reportDueWork(infra.db, infra.clock);
+  const retention = startRetention(infra, {
+    idempotencyMs: rest.idempotencyRetentionMs ?? SCHEDULER_DEFAULTS.idempotencyRetentionMs,
+    intervalMs: rest.retentionIntervalMs ?? SCHEDULER_DEFAULTS.retentionIntervalMs,
+  });
   return {
     stop: async () => {
       unreport();
+      await retention.stop();
       await scheduler.stop();
     },
   };

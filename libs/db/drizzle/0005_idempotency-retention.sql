@@ -1,0 +1,1 @@
+CREATE INDEX "idempotency_created_at" ON "idempotency" USING btree ("created_at");

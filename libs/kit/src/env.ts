@@ -1,6 +1,7 @@
 // A service's environment: the variables several services read, and parsing it once at start.
 import { DEFAULTS } from "@baton/protocol";
 import { z } from "zod";
+import { addressesOf } from "./startup.ts";
 
 /**
  * What one attempt of a service call that is safe to send again waits for its reply by default, ms
@@ -170,19 +171,25 @@ export function parseEnv<S extends z.ZodType>(
   process.exit(2);
 }
 
+/** Variables holding a connection URL (PostgreSQL, NATS, Redis, SMTP): logged as their `host:port` only. */
+const CONNECTION_URL = /^(DATABASE|NATS|REDIS|BATON_SMTP)_URL$/;
+
 /** Variable names whose values are secrets: never logged, not even in part. */
 const SECRET_NAME = /SECRET|PASSWORD|PASSWD|TOKEN|PRIVATE|ACCESS_KEY/;
 
 /**
  * A parsed environment as it may be logged at start (issue #13: start-up settings with secrets
- * hidden): a secret variable's value becomes `[hidden]` (`[hidden]` per item of a list), and a
- * URL's password (`postgres://baton:pw@db/baton`, `smtps://user:pw@…`) becomes `***`.
+ * hidden): a secret variable's value becomes `[hidden]` (`[hidden]` per item of a list), a
+ * connection URL (`DATABASE_URL`, `NATS_URL`, `REDIS_URL`, `BATON_SMTP_URL`) only its `host:port`,
+ * and another URL's password becomes `***`.
  */
 export function settingsForLog(env: object): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(env)) {
     if (value === undefined) continue;
     if (SECRET_NAME.test(key)) out[key] = Array.isArray(value) ? value.map(() => "[hidden]") : "[hidden]";
+    // A connection URL may carry credentials in forms a parser misses: only where it points.
+    else if (CONNECTION_URL.test(key) && typeof value === "string") out[key] = addressesOf(value, 0);
     else if (typeof value === "string" && value.includes("://")) out[key] = withoutPasswords(value);
     else out[key] = value;
   }

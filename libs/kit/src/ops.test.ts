@@ -88,15 +88,17 @@ describe("settingsForLog", () => {
         BATON_SMTP_URL: "smtps://user:mailpw@smtp.example.com",
         BATON_PORT: 7800,
         BATON_OPS_PORT: "off",
+        AWS_ENDPOINT_URL_S3: "https://key:pw@s3.example.com/",
       }),
     ).toEqual({
       BATON_SECRET: "[hidden]",
       BATON_SECRET_PREVIOUS: ["[hidden]"],
       AWS_SECRET_ACCESS_KEY: "[hidden]",
-      DATABASE_URL: "postgres://baton:***@db:5432/baton",
-      BATON_SMTP_URL: "smtps://user:***@smtp.example.com",
+      DATABASE_URL: "db:5432",
+      BATON_SMTP_URL: "smtp.example.com",
       BATON_PORT: 7800,
       BATON_OPS_PORT: "off",
+      AWS_ENDPOINT_URL_S3: "https://key:***@s3.example.com/",
     });
   });
 });

@@ -12,7 +12,8 @@ export function addressesOf(url: string, defaultPort: number): string {
       const text = one.trim();
       try {
         const u = new URL(text.includes("://") ? text : `x://${text}`);
-        return `${u.hostname || "localhost"}:${u.port || defaultPort}`;
+        const port = u.port || (defaultPort > 0 ? String(defaultPort) : "");
+        return port ? `${u.hostname || "localhost"}:${port}` : u.hostname || "localhost";
       } catch {
         return "(not a URL)";
       }

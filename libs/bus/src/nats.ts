@@ -104,6 +104,10 @@ export class NatsBus implements Bus {
     const stream = eventsStream(this.namespace);
     const limits = this.events ?? DEFAULT_EVENTS_LIMITS;
     const max_age = limits.maxAgeMs * 1_000_000;
+    // Only a service given limits (the engine and the notifier, which publish and read events)
+    // sets a size cap; another that makes the stream first makes it as before (age only), and the
+    // engine brings it to its limits when it connects or makes the stream again.
+    const max_bytes = this.events ? limits.maxBytes : -1;
     try {
       const info = await jsm.streams.info(stream);
       // A service given limits (the engine, the notifier) brings a stream made with others to them.
@@ -123,7 +127,7 @@ export class NatsBus implements Bus {
           retention: RetentionPolicy.Limits,
           storage: StorageType.File,
           max_age,
-          max_bytes: limits.maxBytes,
+          max_bytes,
         });
       } catch (error) {
         // Another service created it at the same moment.

@@ -106,3 +106,24 @@ export interface JournalPage {
   entries: JournalEntry[];
   nextAfter: number | null;
 }
+
+/**
+ * `GET /api/whoami`: the caller as this server verified and mapped their bearer token (issue #16),
+ * so a person can tell why they do or do not see a work item. The deployment's claim mapping (issue
+ * #12, docs/security.md) has been applied: these are the values every rule is checked against, not
+ * the token's raw claims. Never the token itself.
+ */
+export interface WhoAmI {
+  /** The agent id, or the person's id (their email): the actor the journal records. */
+  id: string;
+  org: string;
+  kind: "agent" | "person";
+  /** Group ids, matched against the groups roles are bound to (`assignedTo.group`). */
+  groups: string[];
+  /** Baton's roles the caller holds: `["operator"]` or `[]`, whatever the provider calls the role. */
+  roles: string[];
+  /** The OAuth client the token was issued to (`client_id`, `azp`, `cid`, `appid`), or null. */
+  client: string | null;
+  /** When the token expires (its `exp`), RFC 3339. */
+  expiresAt: string;
+}

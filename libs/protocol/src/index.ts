@@ -8,6 +8,7 @@ export {
   type VersionList,
   type VersionSummary,
   VersionsQuery,
+  type WhoAmI,
 } from "./admin.ts";
 export { canonicalJson, requestFingerprint } from "./canonical.ts";
 export { DEFAULTS, OFFERED_PROFILES, OFFERED_TOOLS } from "./capabilities.ts";

@@ -127,3 +127,20 @@ export interface WhoAmI {
   /** When the token expires (its `exp`), RFC 3339. */
   expiresAt: string;
 }
+
+/**
+ * How the web console's people sign in, as the gateway serves it at `GET /ui/config.json` (issue
+ * #16). `token`: a pasted bearer token (the dev issuer, or an issuer without a console client).
+ * `oidc`: the authorization code flow with PKCE at the issuer the RFC 9728 metadata names
+ * (`/.well-known/oauth-protected-resource`, `authorization_servers[0]`), as the public client
+ * `clientId`, asking for `scope`, and naming this server's MCP resource (the metadata's `resource`)
+ * by the `resourceParameter` of the authorization request: `resource` (RFC 8707), `audience`
+ * (Auth0) or `none` (Entra ID v2, where the scope names the API).
+ */
+export type ConsoleConfig =
+  | { signIn: "token" }
+  | { signIn: "oidc"; clientId: string; scope: string; resourceParameter: ResourceParameter };
+
+/** How an authorization request names the resource a token is for (see {@link ConsoleConfig}). */
+export const RESOURCE_PARAMETERS = ["resource", "audience", "none"] as const;
+export type ResourceParameter = (typeof RESOURCE_PARAMETERS)[number];

@@ -1,9 +1,12 @@
 export {
+  type ConsoleConfig,
   type DraftView,
   type JournalEntry,
   type JournalPage,
   JournalQuery,
   type Published,
+  RESOURCE_PARAMETERS,
+  type ResourceParameter,
   type VersionDetail,
   type VersionList,
   type VersionSummary,

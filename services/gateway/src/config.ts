@@ -11,6 +11,7 @@ import { BLOB_ENV, BLOB_STORE_REQUIRED, blobStoreChosen } from "@baton/blob";
 import { SHARED_ENV } from "@baton/kit";
 import { DEFAULTS } from "@baton/protocol";
 import { z } from "zod";
+import { CONSOLE_ENV, consoleEnvProblems, consoleSignInFromEnv } from "./console.ts";
 import { ORIGIN_ENV } from "./origin.ts";
 import { RATE_LIMIT_ENV, rateLimitsFromEnv } from "./rate-limit.ts";
 import type { GatewaySettings } from "./start.ts";
@@ -77,6 +78,7 @@ export const GatewayConfigSchema = z
       .describe(
         "The web console's build folder, served at /ui/ (default: services/console/dist of this checkout, built by pnpm install).",
       ),
+    ...CONSOLE_ENV,
   })
   .refine((c) => c.BATON_DEV_ISSUER_FILE !== undefined || (c.BATON_AUTH_ISSUER && c.BATON_AUTH_JWKS_URL), {
     message: "set BATON_AUTH_ISSUER and BATON_AUTH_JWKS_URL, or BATON_DEV_ISSUER_FILE",
@@ -84,7 +86,8 @@ export const GatewayConfigSchema = z
   })
   .refine(blobStoreChosen, BLOB_STORE_REQUIRED)
   .superRefine((c, ctx) => {
-    for (const p of authEnvProblems(c)) ctx.addIssue({ code: "custom", path: [p.path], message: p.message });
+    for (const p of [...authEnvProblems(c), ...consoleEnvProblems(c)])
+      ctx.addIssue({ code: "custom", path: [p.path], message: p.message });
   })
   .describe(
     "Bearer tokens: set either BATON_AUTH_ISSUER and BATON_AUTH_JWKS_URL (production), or BATON_DEV_ISSUER_FILE (trials and tests); one of the two is required. File bytes: BATON_S3_BUCKET (S3) or BATON_BLOB_DIR (one host); one of the two is required.",
@@ -116,6 +119,8 @@ export async function gatewaySettings(env: GatewayEnv): Promise<GatewaySettings>
       `${publicUrl}/mcp`,
     );
   }
+  // The schema refuses a console client with the dev issuer: people paste its tokens.
+  const consoleSignIn = env.BATON_DEV_ISSUER_FILE ? undefined : consoleSignInFromEnv(env);
   return {
     host: env.BATON_HOST,
     port: env.BATON_PORT,
@@ -131,6 +136,7 @@ export async function gatewaySettings(env: GatewayEnv): Promise<GatewaySettings>
     fileUrlSeconds: env.BATON_FILE_URL_SECONDS,
     version: "0.1.0",
     ...(env.BATON_CONSOLE_DIR !== undefined ? { consoleDir: env.BATON_CONSOLE_DIR } : {}),
+    ...(consoleSignIn ? { consoleSignIn } : {}),
     ...(env.BATON_SECRET_PREVIOUS ? { previousSecrets: env.BATON_SECRET_PREVIOUS } : {}),
     ...(env.BATON_ALLOWED_ORIGINS ? { allowedOrigins: env.BATON_ALLOWED_ORIGINS } : {}),
     rateLimits: rateLimitsFromEnv(env),

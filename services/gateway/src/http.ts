@@ -18,7 +18,7 @@ import {
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { registerAdminReads } from "./admin-reads.ts";
 import { ARGUMENTS, argumentProblems, type ParsedBody, parseBody } from "./body.ts";
-import { registerConsole } from "./console.ts";
+import { type ConsoleSignIn, registerConsole } from "./console.ts";
 import type { FileLinks } from "./file-links.ts";
 import { MAX_ADMIN_BODY_BYTES } from "./limits.ts";
 import { type CallContext, McpEndpoint, type ToolHandler } from "./mcp.ts";
@@ -42,6 +42,8 @@ export interface HttpSettings {
   version: string;
   /** The web console's build folder, served at `/ui/` (issue #16). */
   consoleDir: string;
+  /** The console's OIDC sign-in at {@link HttpSettings.issuer}; without it, people paste a bearer token. */
+  consoleSignIn?: ConsoleSignIn;
   /** Browser origins allowed on `/mcp` and `/api` (default: the public URL's; `origin.ts`). */
   allowedOrigins?: readonly string[];
 }
@@ -468,7 +470,11 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
     callTimeoutMs: settings.callTimeoutMs,
     authenticate: limitedAuthenticate,
   });
-  await registerConsole(app, settings.consoleDir);
+  await registerConsole(app, {
+    dir: settings.consoleDir,
+    signIn: settings.consoleSignIn ? { ...settings.consoleSignIn, issuer: settings.issuer } : undefined,
+    log,
+  });
 
   // Short-lived, signed file downloads (§5 `url`).
   app.get<{ Params: { id: string } }>("/files/:id", async (request, reply) => {

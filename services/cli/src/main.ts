@@ -23,6 +23,8 @@ Usage:
       Publishes the samples in fixtures/ and prints "MCP endpoint: <url>" and "Console: <url>/ui/".
       Mail goes through the SMTP server at URL (or BATON_SMTP_URL); without one, each mail is
       written to DIR/mail/ as an .eml file. Webhooks may target http:// and private addresses.
+      With BATON_AUTH_ISSUER and BATON_AUTH_JWKS_URL set, tokens come from that OIDC issuer instead
+      of the dev issuer (claim mapping: BATON_AUTH_*; the console's client: BATON_CONSOLE_CLIENT_ID).
   baton serve <gateway|registry|engine|evidence|scheduler|notifier>
       One service over NATS and PostgreSQL, configured by environment (see docs/configuration.md).
   baton token agent <id> [--data-dir DIR] [--org O] [--url URL]
@@ -75,15 +77,26 @@ async function dev(argv: string[]) {
     fail("--clock takes manual (or real, the default)");
   // Loaded here, not at the top: dev.ts pulls in every service and PGlite, which `baton serve`, `token`,
   // `validate` and the rest do not need (about 1.5 s of CPU on each start).
-  const { startDev } = await import("./dev.ts");
+  const { devOidcFromEnv, startDev } = await import("./dev.ts");
+  let oidc: ReturnType<typeof devOidcFromEnv>;
+  try {
+    oidc = devOidcFromEnv(process.env);
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error));
+  }
   const server = await startDev({
     port,
     dataDir: values["data-dir"],
     clock: values.clock,
     samples: !values["no-samples"],
     ...(values.smtp ? { smtp: values.smtp } : {}),
+    oidc,
   });
   process.stdout.write(`MCP endpoint: ${server.url}\nConsole: ${server.info.publicUrl}/ui/\n`);
+  if (oidc)
+    process.stdout.write(
+      `Tokens: from ${oidc.issuer} (BATON_AUTH_ISSUER); baton token's are refused${oidc.env.BATON_CONSOLE_CLIENT_ID ? `; the console signs in there as ${oidc.env.BATON_CONSOLE_CLIENT_ID}` : ""}\n`,
+    );
   const stop = async (signal: string) => {
     process.stderr.write(`baton: ${signal}, stopping\n`);
     await server.stop();

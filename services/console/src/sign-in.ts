@@ -106,10 +106,10 @@ export async function finishRedirect(manager: UserManager): Promise<User | null>
   }
 }
 
-/** The issuer's name for people: its host, e.g. `login.example.com`. */
+/** The issuer's name for people: its host, e.g. `login.example.com` (an issuer without one, as written). */
 export function issuerName(issuer: string): string {
   try {
-    return new URL(issuer).host;
+    return new URL(issuer).host || issuer;
   } catch {
     return issuer;
   }

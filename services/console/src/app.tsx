@@ -24,16 +24,21 @@ type State =
   | { phase: "signed-out"; notice: string | null }
   | { phase: "signed-in"; token: string; me: WhoAmI };
 
-/** Asks the server who `token` is (`GET /api/whoami`): the identity, or why it refused, in words. */
-async function whoIs(token: string): Promise<{ ok: true; me: WhoAmI } | { ok: false; message: string }> {
+/**
+ * Asks the server who `token` is (`GET /api/whoami`): the identity, or why not, in words, and
+ * whether the server refused the token (401) rather than could not answer now.
+ */
+async function whoIs(
+  token: string,
+): Promise<{ ok: true; me: WhoAmI } | { ok: false; refused: boolean; message: string }> {
   try {
     const answer = await admin<WhoAmI>(token, "GET", "/api/whoami");
-    return answer.ok ? { ok: true, me: answer.data } : { ok: false, message: answer.error.message };
+    if (answer.ok) return { ok: true, me: answer.data };
+    return { ok: false, refused: answer.error.code !== "retry", message: answer.error.message };
   } catch (error) {
-    return {
-      ok: false,
-      message: error instanceof SignedOut ? `The server refused this token: ${error.message}` : String(error),
-    };
+    return error instanceof SignedOut
+      ? { ok: false, refused: true, message: `The server refused this token: ${error.message}` }
+      : { ok: false, refused: false, message: String(error) };
   }
 }
 
@@ -45,8 +50,12 @@ export function App() {
   const [state, setState] = useState<State>({ phase: "starting" });
   const taken = useRef<string | null>(null);
 
-  /** Takes `token` as the session's if the server accepts it; else signs out saying why. */
-  const take = useCallback(async (token: string, refused: (why: string) => Promise<void> | void) => {
+  /**
+   * Takes `token` as the session's if the server accepts it. A refused token is forgotten (`refused`)
+   * and the person signed out saying why. When the server cannot answer now, a renewed token
+   * replaces the old one all the same; a first one waits for a retry (the page says so).
+   */
+  const take = useCallback(async (token: string, refused: () => Promise<void> | void) => {
     if (taken.current === token) return;
     taken.current = token;
     const who = await whoIs(token);
@@ -55,8 +64,15 @@ export function App() {
       setState({ phase: "signed-in", token, me: who.me });
       return;
     }
+    if (!who.refused) {
+      // Signed in already (a renewed token): carry on with it and the identity read before.
+      setState((now) =>
+        now.phase === "signed-in" ? { ...now, token } : { phase: "unreachable", message: who.message },
+      );
+      return;
+    }
     taken.current = null;
-    await refused(who.message);
+    await refused();
     setState({ phase: "signed-out", notice: who.message });
   }, []);
 
@@ -171,7 +187,7 @@ export function App() {
     return (
       <main id="content" class="signin">
         <PageTitle text="Baton is not reachable">Baton is not reachable</PageTitle>
-        <ErrorBox title="Could not read how to sign in." message={state.message} />
+        <ErrorBox title="The server could not answer now." message={state.message} />
         <button type="button" onClick={() => location.reload()}>
           Try again
         </button>

@@ -1,5 +1,7 @@
+import { mkdirSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import { exportJWK, generateKeyPair } from "jose";
 import Provider, { errors, type KoaContextWithOIDC } from "oidc-provider";
 import type { Page, Request } from "playwright-core";
@@ -9,6 +11,8 @@ import { type Deployment, startEmbedded } from "../support/deploy.ts";
 import { McpSession } from "../support/mcp.ts";
 
 const WAIT = 30_000;
+/** Set to a folder to keep a screenshot of each console page checked (docs/console.md's images). */
+const SHOTS = process.env.BATON_CONSOLE_SCREENSHOTS;
 
 /** The test's people and agent at the authorization server, and what its tokens say of them. */
 const CONSOLE_CLIENT = "baton-console";
@@ -172,6 +176,7 @@ describe("web console: sign-in at an OIDC provider (issue #16) in Chromium again
     agent = await McpSession.connect(resource, access_token, "agent");
 
     browser = await startBrowser();
+    if (SHOTS) mkdirSync(SHOTS, { recursive: true });
     // Only Baton and the provider: anything else (the provider's own pages ask for a web font) is
     // refused and kept, and the console's pages must ask for none.
     await browser.context.route("**/*", (route) => {
@@ -209,6 +214,7 @@ describe("web console: sign-in at an OIDC provider (issue #16) in Chromium again
   async function audit(page: Page, name: string): Promise<void> {
     const violations: AxeViolation[] = await seriousViolations(page);
     expect(violations, `axe-core on ${name}`).toEqual([]);
+    if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name.replace(/\W+/g, "-")}.png`) });
   }
 
   async function heading(page: Page, name: string | RegExp) {

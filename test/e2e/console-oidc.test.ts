@@ -24,8 +24,12 @@ const MIA = {
   groups: ["manager", "finance"],
   appRoles: ["baton-operator"],
 };
+/** Another manager, whose sign-in gets no refresh token and access tokens that expire at once. */
+const OLA = { login: "ola", email: "ola@example.com", groups: ["manager"] };
 /** Lifetime of the access tokens, seconds: 60 s before it ends the console renews (oidc-client-ts' default), here ~10 s in. */
 const ACCESS_TOKEN_SECONDS = 70;
+/** Lifetime of Ola's access tokens, seconds. */
+const SHORT_TOKEN_SECONDS = 5;
 
 /**
  * The web console's OIDC sign-in (issue #16), end to end: a real authorization server (panva's
@@ -105,7 +109,8 @@ describe("web console: sign-in at an OIDC provider (issue #16) in Chromium again
       cookies: { keys: ["console-oidc-test-cookie-key-0123456789"] },
       // Said, so the provider does not warn of its defaults; seconds.
       ttl: {
-        AccessToken: ACCESS_TOKEN_SECONDS,
+        AccessToken: (_ctx, token) =>
+          token.accountId === OLA.login ? SHORT_TOKEN_SECONDS : ACCESS_TOKEN_SECONDS,
         AuthorizationCode: 60,
         ClientCredentials: 600,
         Grant: 3600,
@@ -116,7 +121,9 @@ describe("web console: sign-in at an OIDC provider (issue #16) in Chromium again
       },
       // A refresh token with every code, as Keycloak gives one (this provider, by OIDC Core's letter,
       // would otherwise want offline_access asked for with prompt=consent).
-      issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed("refresh_token"),
+      // Ola gets none: the console must have her sign in again when her token expires.
+      issueRefreshToken: async (_ctx, client, code) =>
+        client.grantTypeAllowed("refresh_token") && code.accountId !== OLA.login,
       // The console calls the token endpoint from its own origin (CORS), and nothing else does.
       clientBasedCORS: (_ctx, origin, client) => client.clientId === CONSOLE_CLIENT && origin === base,
       findAccount: async (_ctx, id) => ({
@@ -136,7 +143,9 @@ describe("web console: sign-in at an OIDC provider (issue #16) in Chromium again
               groups: MIA.groups,
               app_roles: MIA.appRoles,
             }
-          : { tenant: "default", email: `${accountId}@example.com`, email_verified: true, groups: [] };
+          : accountId === OLA.login
+            ? { tenant: "default", email: OLA.email, email_verified: true, groups: OLA.groups, app_roles: [] }
+            : { tenant: "default", email: `${accountId}@example.com`, email_verified: true, groups: [] };
       },
       features: {
         devInteractions: { enabled: true },
@@ -153,7 +162,6 @@ describe("web console: sign-in at an OIDC provider (issue #16) in Chromium again
               scope: "",
               audience: resource,
               accessTokenFormat: "jwt",
-              accessTokenTTL: ACCESS_TOKEN_SECONDS,
               jwt: { sign: { alg: "RS256" } },
             };
           },
@@ -350,6 +358,31 @@ describe("web console: sign-in at an OIDC provider (issue #16) in Chromium again
     expect(
       await page.evaluate("Object.keys(sessionStorage).filter((k) => k.startsWith('oidc.user:')).length"),
     ).toBe(0);
+    await page.close();
+  });
+
+  it("without a refresh token, a person whose access token expires is told to sign in again, and comes back to the page they were on", async () => {
+    const page = await tab();
+    await page.goto(`${base}/ui/#/runs`);
+    const host = new URL(issuer).host;
+    await page.getByRole("button", { name: `Sign in with ${host}` }).click({ timeout: WAIT });
+    await page.waitForURL((url) => url.href.startsWith(`${issuer}/`), { timeout: WAIT });
+    await page.locator('input[name="login"]').fill(OLA.login);
+    await page.locator('input[name="password"]').fill("any password");
+    await page.getByRole("button", { name: "Sign-in" }).click();
+    await page.getByRole("button", { name: "Continue" }).click({ timeout: WAIT });
+    await heading(page, "Runs");
+    await page.getByRole("link", { name: OLA.email }).waitFor({ timeout: WAIT });
+    // Her token expires (no refresh token to renew it): the sign-in page says so.
+    await page
+      .getByText(`Your sign-in at ${host} has expired. Sign in again to carry on.`)
+      .waitFor({ timeout: WAIT });
+    await heading(page, "Sign in to Baton");
+    await audit(page, "sign-in (expired)");
+    // Signed in again (the provider still knows her: no login page), back on the page she was on.
+    await page.getByRole("button", { name: `Sign in with ${host}` }).click();
+    await heading(page, "Runs");
+    expect(page.url()).toBe(`${base}/ui/#/runs`);
     await page.close();
   });
 

@@ -77,12 +77,14 @@ export const SHARED_ENV = {
 
 /**
  * Parses the environment with a service's schema; on failure prints every problem and exits 2
- * (CONVENTIONS: "on failure it lists every problem and exits"). Secrets are never printed.
+ * (CONVENTIONS: "on failure it lists every problem and exits"). Secrets are never printed. The
+ * message names `command` (default `baton serve <service>`).
  */
 export function parseEnv<S extends z.ZodType>(
   schema: S,
   env: NodeJS.ProcessEnv,
   service: string,
+  command = `baton serve ${service}`,
 ): z.infer<S> {
   const parsed = schema.safeParse(env, { reportInput: true });
   if (parsed.success) return parsed.data;
@@ -91,6 +93,6 @@ export function parseEnv<S extends z.ZodType>(
     // Never print a value: an environment holds secrets.
     return `  ${i.path.join(".") || "environment"}: ${missing ? "required" : i.message.replace(/, received .*/, "")}`;
   });
-  process.stderr.write(`baton serve ${service}: the environment is not usable:\n${lines.join("\n")}\n`);
+  process.stderr.write(`${command}: the environment is not usable:\n${lines.join("\n")}\n`);
   process.exit(2);
 }

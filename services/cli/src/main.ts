@@ -25,6 +25,9 @@ Usage:
       written to DIR/mail/ as an .eml file. Webhooks may target http:// and private addresses.
   baton serve <gateway|registry|engine|evidence|scheduler|notifier>
       One service over NATS and PostgreSQL, configured by environment (see docs/configuration.md).
+  baton migrate
+      Applies the database migrations (DATABASE_URL) and exits; safe to run twice and from several
+      processes at once. The services also apply them on start.
   baton token agent <id> [--data-dir DIR] [--org O] [--url URL]
   baton token person <email> [--groups g1,g2] [--operator] [--console] [--data-dir DIR] [--org O] [--url URL]
       Prints a bearer token signed by the dev issuer in DIR, for the server at URL; with --console,
@@ -179,6 +182,13 @@ async function serve(argv: string[]) {
       `baton serve ${service ?? ""}: name a service: gateway, registry, engine, evidence, scheduler or notifier`,
     );
   return serveOne(name);
+}
+
+/** `baton migrate`: the migrations of `DATABASE_URL`, applied under the services' advisory lock. */
+async function migrateCommand(argv: string[]) {
+  if (argv.length > 0) fail("usage: baton migrate (DATABASE_URL in the environment)");
+  const { formatMigrated, migrate } = await import("./migrate.ts");
+  process.stdout.write(`baton migrate: ${formatMigrated(await migrate())}\n`);
 }
 
 /** The base URL and operator token of `--url`/`--token`, else the server and dev issuer in `--data-dir`. */
@@ -345,6 +355,8 @@ async function main() {
       await serve(rest);
       process.exit(0);
       return;
+    case "migrate":
+      return migrateCommand(rest);
     case "token":
       return token(rest);
     case "publish":

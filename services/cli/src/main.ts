@@ -78,7 +78,14 @@ async function dev(argv: string[]) {
     fail("--clock takes manual (or real, the default)");
   // Loaded here, not at the top: dev.ts pulls in every service and PGlite, which `baton serve`, `token`,
   // `validate` and the rest do not need (about 1.5 s of CPU on each start).
-  const { startDev } = await import("./dev.ts");
+  const { startDev } = await import("./dev.ts").catch((error: NodeJS.ErrnoException) => {
+    // The compiled build (scripts/build.ts, the image) leaves out the console's Vite build step.
+    if (error.code === "ERR_MODULE_NOT_FOUND" && /@baton[\\/]console/.test(error.message))
+      fail(
+        "baton dev runs from a clone of the repository (pnpm baton dev); this build runs baton serve, migrate and the admin commands",
+      );
+    throw error;
+  });
   const server = await startDev({
     port,
     dataDir: values["data-dir"],

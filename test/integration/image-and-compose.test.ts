@@ -105,6 +105,24 @@ describe("the image's contents and docker-compose.yml (issue #13)", () => {
     const dev = await run(node, devArgs, { cwd: app, env: imageEnv({}) }).catch((e) => e);
     expect(dev.code).toBe(2);
     expect(dev.stderr).toContain("baton dev runs from a clone of the repository (pnpm baton dev)");
+    // `baton token` with a --data-dir that holds no dev issuer key refuses, saying what it must point at,
+    // and makes no key of its own (a new key would sign tokens no server trusts).
+    const empty = join(work, "no-issuer");
+    const [, tokenArgs] = entry([
+      "token",
+      "agent",
+      "a1",
+      "--data-dir",
+      empty,
+      "--url",
+      "http://127.0.0.1:1/mcp",
+    ]);
+    const refused = await run(node, tokenArgs, { cwd: app, env: imageEnv({}) }).catch((e) => e);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`${join(empty, "dev-issuer.json")} does not exist`);
+    expect(refused.stderr).toContain("baton dev's --data-dir");
+    expect(refused.stderr).toContain("BATON_DEV_ISSUER_FILE, a file named dev-issuer.json");
+    expect(existsSync(empty)).toBe(false);
   });
 
   describe("docker-compose.yml's services, run from the build", () => {

@@ -30,7 +30,7 @@ export const SHARED_ENV = {
     .string()
     .min(16)
     .describe(
-      "Server secret (at least 16 characters) that claim tokens, file URLs and run ids derive from. Same on every service.",
+      "Server secret (at least 16 characters) that claim tokens, file URLs and run ids derive from. Read by the gateway and the engine (no other service), the same on every replica of both.",
     ),
   BATON_PARTITIONS: z.coerce
     .number()
@@ -39,7 +39,7 @@ export const SHARED_ENV = {
     .max(4096)
     .default(DEFAULTS.partitions)
     .describe(
-      "Virtual run partitions P (partition = fnv1a32(runId) mod P). Same on every service; never change it on a live database.",
+      "Virtual run partitions P (partition = fnv1a32(runId) mod P). Same on every service that reads it; never change it on a live database. Each partition is owned by one engine replica at a time, so P bounds the engine replicas that do work: more replicas than P own nothing.",
     ),
   BATON_LEASE_SECONDS: z.coerce
     .number()

@@ -12,7 +12,15 @@ import {
   webhookDeliveries,
 } from "./notify.ts";
 import { publishFolder } from "./publish.ts";
-import { consoleLink, DEFAULT_ORG, DEFAULT_PORT, devToken, mcpUrl, serverUrl } from "./token.ts";
+import {
+  consoleLink,
+  DEFAULT_ORG,
+  DEFAULT_PORT,
+  devToken,
+  mcpUrl,
+  requireDevIssuer,
+  serverUrl,
+} from "./token.ts";
 import { formatValidated, validatePaths } from "./validate.ts";
 
 const USAGE = `baton — a server for the Agent Process protocol (core-2)
@@ -32,6 +40,8 @@ Usage:
   baton token person <email> [--groups g1,g2] [--operator] [--console] [--data-dir DIR] [--org O] [--url URL]
       Prints a bearer token signed by the dev issuer in DIR, for the server at URL; with --console,
       a link that signs the person in to the web console instead (<base>/ui/#token=<token>).
+      DIR holds the key the server trusts: baton dev's --data-dir, or the folder of the gateway's
+      BATON_DEV_ISSUER_FILE (named dev-issuer.json); refused when DIR has no key.
   baton publish <folder> [--bind role=group]… [--url URL] [--token T] [--data-dir DIR] [--org O]
       Imports and publishes a process folder; prints name, version and content hash.
   baton clock advance <duration> [--url URL] [--token T] [--data-dir DIR] [--org O]
@@ -128,6 +138,7 @@ async function token(argv: string[]) {
         .filter(Boolean)
     : [];
   if (values.console && kind !== "person") fail("--console signs a person in to the web console");
+  requireDevIssuer(values["data-dir"]);
   const url = mcpUrl(values.url ?? serverUrl(values["data-dir"]));
   const jwt = await devToken(
     values["data-dir"],
@@ -201,9 +212,10 @@ async function migrateCommand(argv: string[]) {
 /** The base URL and operator token of `--url`/`--token`, else the server and dev issuer in `--data-dir`. */
 async function adminTarget(values: { url?: string; token?: string; "data-dir": string; org: string }) {
   const url = mcpUrl(values.url ?? serverUrl(values["data-dir"]));
+  const given = values.token ?? process.env.BATON_TOKEN;
+  if (given === undefined) requireDevIssuer(values["data-dir"]);
   const bearer =
-    values.token ??
-    process.env.BATON_TOKEN ??
+    given ??
     (await devToken(
       values["data-dir"],
       { sub: "operator@baton.local", org: values.org, kind: "person", groups: [], roles: ["operator"] },

@@ -22,7 +22,7 @@
 import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join, resolve } from "node:path";
+import { join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 
@@ -80,7 +80,9 @@ export interface BuildOptions {
 /** Builds Baton into `options.out` (see the file's comment); exits the process on a failure. */
 export async function build(options: BuildOptions): Promise<void> {
   const out = resolve(options.out);
-  if (out === resolve(ROOT)) throw new Error("build: --out must not be the repository itself");
+  // The output is emptied first: never the repository or a folder holding it.
+  if (`${resolve(ROOT)}${sep}`.startsWith(`${out}${sep}`) || out === resolve(ROOT))
+    throw new Error(`build: --out ${out} holds the repository; name a folder of its own`);
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
 

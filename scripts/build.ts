@@ -146,5 +146,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
       offline: { type: "boolean", default: false },
     },
   });
-  await build({ out: values.out, install: values.install, offline: values.offline });
+  await build({ out: values.out, install: values.install, offline: values.offline }).catch((error: Error) => {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  });
 }

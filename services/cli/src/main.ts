@@ -12,7 +12,15 @@ import {
   webhookDeliveries,
 } from "./notify.ts";
 import { publishFolder } from "./publish.ts";
-import { consoleLink, DEFAULT_ORG, DEFAULT_PORT, devToken, mcpUrl, serverUrl } from "./token.ts";
+import {
+  consoleLink,
+  DEFAULT_ORG,
+  DEFAULT_PORT,
+  devToken,
+  mcpUrl,
+  requireDevIssuer,
+  serverUrl,
+} from "./token.ts";
 import { formatValidated, validatePaths } from "./validate.ts";
 
 const USAGE = `baton — a server for the Agent Process protocol (core-2)
@@ -27,10 +35,15 @@ Usage:
       of the dev issuer (claim mapping: BATON_AUTH_*; the console's client: BATON_CONSOLE_CLIENT_ID).
   baton serve <gateway|registry|engine|evidence|scheduler|notifier>
       One service over NATS and PostgreSQL, configured by environment (see docs/configuration.md).
+  baton migrate
+      Applies the database migrations (DATABASE_URL) and exits; safe to run twice and from several
+      processes at once. The services also apply them on start.
   baton token agent <id> [--data-dir DIR] [--org O] [--url URL]
   baton token person <email> [--groups g1,g2] [--operator] [--console] [--data-dir DIR] [--org O] [--url URL]
       Prints a bearer token signed by the dev issuer in DIR, for the server at URL; with --console,
       a link that signs the person in to the web console instead (<base>/ui/#token=<token>).
+      DIR holds the key the server trusts: baton dev's --data-dir, or the folder of the gateway's
+      BATON_DEV_ISSUER_FILE (named dev-issuer.json); refused when DIR has no key.
   baton publish <folder> [--bind role=group]… [--url URL] [--token T] [--data-dir DIR] [--org O]
       Imports and publishes a process folder; prints name, version and content hash.
   baton clock advance <duration> [--url URL] [--token T] [--data-dir DIR] [--org O]
@@ -77,7 +90,14 @@ async function dev(argv: string[]) {
     fail("--clock takes manual (or real, the default)");
   // Loaded here, not at the top: dev.ts pulls in every service and PGlite, which `baton serve`, `token`,
   // `validate` and the rest do not need (about 1.5 s of CPU on each start).
-  const { devOidcFromEnv, startDev } = await import("./dev.ts");
+  const { devOidcFromEnv, startDev } = await import("./dev.ts").catch((error: NodeJS.ErrnoException) => {
+    // The compiled build (scripts/build.ts, the image) leaves out the console's Vite build step.
+    if (error.code === "ERR_MODULE_NOT_FOUND" && /@baton[\\/]console/.test(error.message))
+      fail(
+        "baton dev runs from a clone of the repository (pnpm baton dev); this build runs baton serve, migrate and the admin commands",
+      );
+    throw error;
+  });
   let oidc: ReturnType<typeof devOidcFromEnv>;
   try {
     oidc = devOidcFromEnv(process.env);
@@ -131,6 +151,7 @@ async function token(argv: string[]) {
         .filter(Boolean)
     : [];
   if (values.console && kind !== "person") fail("--console signs a person in to the web console");
+  requireDevIssuer(values["data-dir"]);
   const url = mcpUrl(values.url ?? serverUrl(values["data-dir"]));
   const jwt = await devToken(
     values["data-dir"],
@@ -194,12 +215,20 @@ async function serve(argv: string[]) {
   return serveOne(name);
 }
 
+/** `baton migrate`: the migrations of `DATABASE_URL`, applied under the services' advisory lock. */
+async function migrateCommand(argv: string[]) {
+  if (argv.length > 0) fail("usage: baton migrate (DATABASE_URL in the environment)");
+  const { formatMigrated, migrate } = await import("./migrate.ts");
+  process.stdout.write(`baton migrate: ${formatMigrated(await migrate())}\n`);
+}
+
 /** The base URL and operator token of `--url`/`--token`, else the server and dev issuer in `--data-dir`. */
 async function adminTarget(values: { url?: string; token?: string; "data-dir": string; org: string }) {
   const url = mcpUrl(values.url ?? serverUrl(values["data-dir"]));
+  const given = values.token ?? process.env.BATON_TOKEN;
+  if (given === undefined) requireDevIssuer(values["data-dir"]);
   const bearer =
-    values.token ??
-    process.env.BATON_TOKEN ??
+    given ??
     (await devToken(
       values["data-dir"],
       { sub: "operator@baton.local", org: values.org, kind: "person", groups: [], roles: ["operator"] },
@@ -358,6 +387,8 @@ async function main() {
       await serve(rest);
       process.exit(0);
       return;
+    case "migrate":
+      return migrateCommand(rest);
     case "token":
       return token(rest);
     case "publish":

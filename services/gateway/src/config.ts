@@ -32,7 +32,12 @@ export const GatewayConfigSchema = z
       .url()
       .describe("Public base URL; the MCP resource (token audience) is <BATON_PUBLIC_URL>/mcp."),
     BATON_CLOCK: SHARED_ENV.BATON_CLOCK,
-    BATON_HOST: z.string().default("0.0.0.0").describe("Address to listen on."),
+    BATON_HOST: z
+      .string()
+      .default("0.0.0.0")
+      .describe(
+        "Address to listen on. Every interface by default, so the port a container publishes or a Kubernetes Service targets reaches the gateway; 127.0.0.1 when a proxy on the same host is the only way in (baton dev listens on 127.0.0.1).",
+      ),
     BATON_PORT: z.coerce.number().int().min(0).max(65535).default(7800).describe("Port to listen on."),
     BATON_AUTH_ISSUER: z.string().optional().describe("Issuer (iss) of bearer tokens."),
     BATON_AUTH_JWKS_URL: z.url().optional().describe("JWKS URL of the issuer's signing keys."),

@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -267,6 +267,61 @@ describe("approvals — baton dev, @baton/approval and a webhook receiver (issue
     // Asked again (a restart), the same id reads the cancelled run: still denied, nothing new.
     expect(await approvals().request(req, { timeoutMs: 60_000 })).toBe("denied");
     expect(await runsOf(req)).toHaveLength(1);
+  });
+
+  it("docs/approvals.md: its TypeScript and Python examples, run as written, print approved once the security person approves", async () => {
+    const doc = readFileSync(join(REPO, "docs/approvals.md"), "utf8");
+    // The walk's enable is the one this deployment was set up with.
+    expect(doc).toContain(
+      "pnpm baton approvals enable --tier high=reviewers --tier critical=security --due 15m",
+    );
+    const block = (lang: string, containing: string) => {
+      const found = [...doc.matchAll(new RegExp(`\`\`\`${lang}\n([\\s\\S]*?)\`\`\``, "g"))]
+        .map((m) => m[1] as string)
+        .find((b) => b.includes(containing));
+      if (!found) throw new Error(`docs/approvals.md has no ${lang} block with ${containing}`);
+      return found;
+    };
+    const env = { ...process.env, MCP: baton.url, AGENT_TOKEN: agentToken, OPERATOR_TOKEN: operatorToken };
+    const examples: [string, () => Promise<{ stdout: string }>][] = [
+      [
+        "TypeScript",
+        () =>
+          run(
+            process.execPath,
+            ["--import", "tsx", "--input-type=module", "-e", block("ts", "approvals.request(")],
+            {
+              cwd: REPO,
+              env: { ...env, REQUEST_ID: `doc-ts-${randomUUID()}` },
+            },
+          ),
+      ],
+      [
+        "Python",
+        () =>
+          run("python3", ["-c", block("python", "def request_approval")], {
+            cwd: REPO,
+            env: { ...env, REQUEST_ID: `doc-py-${randomUUID()}` },
+          }),
+      ],
+    ];
+    for (const [language, start] of examples) {
+      const running = start();
+      const asked = { toolName: "payments.transfer", riskTier: "critical" } as ApprovalRequest;
+      const waiting = async () =>
+        (await entriesFor(asked)).find((e) => e.workItem.stepId === "review") as Data | undefined;
+      await until(
+        async () => (await waiting()) !== undefined,
+        `the ${language} example's work item`,
+        60_000,
+        100,
+      );
+      const entry = (await waiting()) as Data;
+      const view = await security.ok("get_run", { runId: entry.runId });
+      expect(JSON.parse(view.data.inputs.argumentsPreview), language).toMatchObject({ apiKey: "[redacted]" });
+      await decide(entry, "approved", `The ${language} example's call may run.`);
+      expect((await running).stdout.trim(), language).toBe("approved");
+    }
   });
 
   it("asking again with the same request id after a restart returns the recorded decision without a second work item (§4)", async () => {

@@ -1,7 +1,7 @@
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { AutoApprove } from "./auto.ts";
-import { cancelRequestId, decisionOf } from "./client.ts";
+import { ApprovalError, BatonApprovals, cancelRequestId, decisionOf } from "./client.ts";
 import { type ApprovalRequest, approvalInputs, argumentsDigest, redactedPreview } from "./request.ts";
 import { RunEndedReceiver } from "./webhooks.ts";
 
@@ -95,6 +95,20 @@ describe("decisions", () => {
     expect(cancelRequestId("r_1")).toBe(cancelRequestId("r_1"));
     expect(cancelRequestId("r_1")).not.toBe(cancelRequestId("r_2"));
     expect(cancelRequestId("r_1".repeat(100)).length).toBeLessThanOrEqual(128);
+  });
+
+  it("a request without a usable id or time-out is refused before anything is sent", async () => {
+    // Nothing listens at this URL: a refusal that reached for the network would fail differently.
+    const client = new BatonApprovals({ url: "http://127.0.0.1:9/mcp", agentToken: "a", operatorToken: "o" });
+    await expect(client.ask({ ...request, id: "" }, { timeoutMs: 10 })).rejects.toMatchObject({
+      code: "invalid",
+      issues: ["id: 1–128 characters, got 0"],
+    });
+    await expect(client.ask({ ...request, id: "x".repeat(129) }, { timeoutMs: 10 })).rejects.toThrow(
+      ApprovalError,
+    );
+    await expect(client.ask(request, { timeoutMs: Number.NaN })).rejects.toMatchObject({ code: "invalid" });
+    await expect(client.ask(request, { timeoutMs: -1 })).rejects.toMatchObject({ code: "invalid" });
   });
 
   it("AutoApprove answers at once and keeps what it was asked", async () => {

@@ -214,7 +214,11 @@ export class BatonApprovals implements ApprovalHandler {
       throw new ApprovalError("invalid", "the request id is the requestId of start_run", [
         `id: 1–128 characters, got ${req.id.length}`,
       ]);
-    const deadline = Date.now() + Math.max(0, timeoutMs);
+    if (!Number.isFinite(timeoutMs) || timeoutMs < 0)
+      throw new ApprovalError("invalid", "timeoutMs is how long to wait for a person", [
+        `timeoutMs: a number of milliseconds, 0 or more, got ${String(timeoutMs)}`,
+      ]);
+    const deadline = Date.now() + timeoutMs;
     const process = (this.options.processFor ?? approvalProcessName)(req.riskTier);
     let started: RunView;
     try {

@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { approvalProcess, enableApprovals, parseTiers } from "./approvals.ts";
 import { advanceClock, advanceDuration, clockNow } from "./clock.ts";
 import { collectOrphans, formatGcSummary } from "./evidence-gc.ts";
 import {
@@ -46,6 +47,13 @@ Usage:
       BATON_DEV_ISSUER_FILE (named dev-issuer.json); refused when DIR has no key.
   baton publish <folder> [--bind role=group]… [--url URL] [--token T] [--data-dir DIR] [--org O]
       Imports and publishes a process folder; prints name, version and content hash.
+  baton approvals enable --tier <tier>=<group> [--tier <tier>=<group>]… [--due 15m] [--url URL] [--token T] [--data-dir DIR] [--org O]
+      Publishes one approval process per risk tier, tool-approval-<tier>: an agent runtime asks a
+      person in <group> before it runs a tool call of that tier (docs/approvals.md). One task step
+      whose routes finish approved, denied or skipped, due after --due when given. Prints
+      "name version contentHash" per tier, as baton publish does.
+  baton approvals show <tier> [--due 15m]
+      Prints the PROCESS.md that enable publishes for the tier.
   baton clock advance <duration> [--url URL] [--token T] [--data-dir DIR] [--org O]
       Moves a manual clock (baton dev --clock manual) forward by 30m, 4h, 3d…; returns once every
       timer that fell due has been applied, and prints the new time. Retries itself safely (the
@@ -237,6 +245,38 @@ async function adminTarget(values: { url?: string; token?: string; "data-dir": s
   return { baseUrl: url.replace(/\/mcp$/, ""), bearer };
 }
 
+/** `baton approvals enable|show` (issue #17). */
+async function approvals(argv: string[]) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      tier: { type: "string", multiple: true, default: [] },
+      due: { type: "string" },
+      url: { type: "string" },
+      token: { type: "string" },
+      "data-dir": { type: "string", default: ".baton" },
+      org: { type: "string", default: DEFAULT_ORG },
+    },
+  });
+  const [sub, arg, ...extra] = positionals;
+  if (sub === "show" && arg && extra.length === 0 && values.tier.length === 0) {
+    process.stdout.write(approvalProcess(arg, values.due).source);
+    return;
+  }
+  if (sub !== "enable" || arg !== undefined)
+    fail(
+      "usage: baton approvals enable --tier <tier>=<group> [--tier <tier>=<group>]… [--due 15m] | baton approvals show <tier> [--due 15m]",
+    );
+  const parsed = parseTiers(values.tier);
+  if ("problems" in parsed) fail(parsed.problems.join("\n"));
+  // Generated and validated before anything is sent: a bad --due publishes nothing.
+  for (const t of parsed.tiers) approvalProcess(t.tier, values.due);
+  const { baseUrl, bearer } = await adminTarget(values);
+  for (const r of await enableApprovals(parsed.tiers, values.due, baseUrl, bearer))
+    process.stdout.write(`${r.name} ${r.version} ${r.contentHash}${r.unchanged ? " (unchanged)" : ""}\n`);
+}
+
 async function evidence(argv: string[]) {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -393,6 +433,8 @@ async function main() {
       return token(rest);
     case "publish":
       return publish(rest);
+    case "approvals":
+      return approvals(rest);
     case "validate":
       return validate(rest);
     case "clock":

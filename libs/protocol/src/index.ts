@@ -1,13 +1,17 @@
 export {
+  type ConsoleConfig,
   type DraftView,
   type JournalEntry,
   type JournalPage,
   JournalQuery,
   type Published,
+  RESOURCE_PARAMETERS,
+  type ResourceParameter,
   type VersionDetail,
   type VersionList,
   type VersionSummary,
   VersionsQuery,
+  type WhoAmI,
 } from "./admin.ts";
 export { canonicalJson, requestFingerprint } from "./canonical.ts";
 export { DEFAULTS, OFFERED_PROFILES, OFFERED_TOOLS } from "./capabilities.ts";
@@ -84,6 +88,7 @@ export {
   CancelArgs,
   ClaimArgs,
   DECISIONS,
+  DESTRUCTIVE_TOOLS,
   DecideArgs,
   type Decision,
   DescribeArgs,
@@ -101,9 +106,12 @@ export {
   SendEventArgs,
   StartRunArgs,
   SubmitArgs,
+  TOOL_ANNOTATIONS,
   TOOL_ARGS,
   TOOL_DESCRIPTIONS,
   TOOL_NAMES,
+  TOOL_TITLES,
+  type ToolAnnotations,
   type ToolArgs,
   type ToolName,
   UploadArgs,

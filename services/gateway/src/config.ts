@@ -11,6 +11,7 @@ import { BLOB_ENV, BLOB_STORE_REQUIRED, blobStoreChosen } from "@baton/blob";
 import { always, OPS_ENV, SHARED_ENV } from "@baton/kit";
 import { DEFAULTS } from "@baton/protocol";
 import { z } from "zod";
+import { CONSOLE_ENV, consoleEnvProblems, consoleSignInFromEnv } from "./console.ts";
 import { ORIGIN_ENV } from "./origin.ts";
 import { RATE_LIMIT_ENV, rateLimitsFromEnv } from "./rate-limit.ts";
 import type { GatewaySettings } from "./start.ts";
@@ -31,7 +32,12 @@ export const GatewayConfigSchema = z
       .url()
       .describe("Public base URL; the MCP resource (token audience) is <BATON_PUBLIC_URL>/mcp."),
     BATON_CLOCK: SHARED_ENV.BATON_CLOCK,
-    BATON_HOST: z.string().default("0.0.0.0").describe("Address to listen on."),
+    BATON_HOST: z
+      .string()
+      .default("0.0.0.0")
+      .describe(
+        "Address to listen on. Every interface by default, so the port a container publishes or a Kubernetes Service targets reaches the gateway; 127.0.0.1 when a proxy on the same host is the only way in (baton dev listens on 127.0.0.1).",
+      ),
     BATON_PORT: z.coerce.number().int().min(0).max(65535).default(7800).describe("Port to listen on."),
     BATON_AUTH_ISSUER: z.string().optional().describe("Issuer (iss) of bearer tokens."),
     BATON_AUTH_JWKS_URL: z.url().optional().describe("JWKS URL of the issuer's signing keys."),
@@ -78,6 +84,7 @@ export const GatewayConfigSchema = z
       .describe(
         "The web console's build folder, served at /ui/ (default: services/console/dist of this checkout, built by pnpm install).",
       ),
+    ...CONSOLE_ENV,
   })
   // The checks across variables run even when a variable failed on its own (`always`), so one start
   // lists every problem (issue #13); on such a partly parsed value a check that cannot read it is skipped.
@@ -91,9 +98,9 @@ export const GatewayConfigSchema = z
   )
   .refine(blobStoreChosen, { ...BLOB_STORE_REQUIRED, ...always })
   .superRefine((c, ctx) => {
-    let problems: ReturnType<typeof authEnvProblems> = [];
+    let problems: { path: string; message: string }[] = [];
     try {
-      problems = authEnvProblems(c);
+      problems = [...authEnvProblems(c), ...consoleEnvProblems(c)];
     } catch {
       // A variable these checks read failed on its own; its problem is listed already.
     }
@@ -129,6 +136,8 @@ export async function gatewaySettings(env: GatewayEnv): Promise<GatewaySettings>
       `${publicUrl}/mcp`,
     );
   }
+  // The schema refuses a console client with the dev issuer: people paste its tokens.
+  const consoleSignIn = env.BATON_DEV_ISSUER_FILE ? undefined : consoleSignInFromEnv(env);
   return {
     host: env.BATON_HOST,
     port: env.BATON_PORT,
@@ -144,6 +153,7 @@ export async function gatewaySettings(env: GatewayEnv): Promise<GatewaySettings>
     fileUrlSeconds: env.BATON_FILE_URL_SECONDS,
     version: "0.1.0",
     ...(env.BATON_CONSOLE_DIR !== undefined ? { consoleDir: env.BATON_CONSOLE_DIR } : {}),
+    ...(consoleSignIn ? { consoleSignIn } : {}),
     ...(env.BATON_SECRET_PREVIOUS ? { previousSecrets: env.BATON_SECRET_PREVIOUS } : {}),
     ...(env.BATON_ALLOWED_ORIGINS ? { allowedOrigins: env.BATON_ALLOWED_ORIGINS } : {}),
     rateLimits: rateLimitsFromEnv(env),

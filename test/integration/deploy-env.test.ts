@@ -24,19 +24,10 @@ import {
 const declared = (command: Command) =>
   new Set(Object.keys(envJsonSchema(CONFIG_SCHEMAS[command]).properties));
 
-/**
- * Variables the operations half of issue #13 (branch i13-ops) adds to every service's schema. The
- * deployment files set them already; until the schemas declare them they are let through here, and
- * from the moment any schema declares one it is checked like every other.
- */
-const FROM_OPS_BRANCH = ["BATON_OPS_PORT"];
-const declaredAnywhere = new Set((Object.keys(CONFIG_SCHEMAS) as Command[]).flatMap((c) => [...declared(c)]));
-const pendingFromOps = FROM_OPS_BRANCH.filter((v) => !declaredAnywhere.has(v));
-
 /** The variables of `env` that `command` does not declare. */
 function undeclared(command: Command, names: string[]): string[] {
   const known = declared(command);
-  return names.filter((n) => !known.has(n) && !pendingFromOps.includes(n));
+  return names.filter((n) => !known.has(n));
 }
 
 /** The issues of parsing `env` with `command`'s schema, as `VARIABLE: message`. */

@@ -10,7 +10,7 @@ export {
   VersionsQuery,
 } from "./admin.ts";
 export { canonicalJson, requestFingerprint } from "./canonical.ts";
-export { DEFAULTS, OFFERED_PROFILES, OFFERED_TOOLS } from "./capabilities.ts";
+export { DEFAULTS, OFFERED_TOOLS, offeredProfiles, PROFILES } from "./capabilities.ts";
 export {
   answerSchema,
   CheckAnswer,

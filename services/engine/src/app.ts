@@ -11,11 +11,13 @@ import {
   type Subscription,
   serve,
 } from "@baton/bus";
+import { ChatCompletionsEvaluator, type ChatCompletionsSettings, type Evaluator } from "@baton/check";
 import type { Clock } from "@baton/clock";
 import type { Db } from "@baton/db";
 import type { EngineConfig } from "@baton/engine";
 import { DEFAULT_ATTEMPT_MS, type Logger } from "@baton/kit";
 import { type FileCheck, type Identity, partitionOf } from "@baton/protocol";
+import { CheckAsker } from "./checks.ts";
 import { serveJournalReads } from "./journal.ts";
 import { OutboxRelay } from "./outbox.ts";
 import type { PartitionOwnership } from "./partitions/ownership.ts";
@@ -43,7 +45,14 @@ export interface EngineDeps {
     attemptMs?: number;
     /** Hot runs kept in memory per replica. */
     cacheSize?: number;
+    /**
+     * The check profile's evaluator (`BATON_CHECK_*`, check.md §3): an OpenAI-compatible
+     * chat-completions server. Null or absent: none, so a check answers `error`.
+     */
+    evaluator?: ChatCompletionsSettings | null;
   };
+  /** An evaluator to use instead of the one `settings.evaluator` describes (tests of other evaluators). */
+  evaluator?: Evaluator;
 }
 
 /** The running engine service. */
@@ -91,6 +100,8 @@ export function createEngine(deps: EngineDeps): EngineService {
     return new Map(Object.entries(reply));
   }
 
+  const evaluator =
+    deps.evaluator ?? (settings.evaluator ? new ChatCompletionsEvaluator(settings.evaluator) : null);
   const { write } = createWritePath({
     store,
     cache,
@@ -98,6 +109,7 @@ export function createEngine(deps: EngineDeps): EngineService {
     tokens: new ClaimTokens(settings.secret),
     settings,
     verifyFiles,
+    checks: new CheckAsker(evaluator, log),
     committed: () => relay.kick(),
   });
   const { read } = createReads({ db, store, cache, clock, settings });

@@ -40,8 +40,18 @@ export class CheckAsker {
       pending = this.ask(request, deadline).finally(() => this.inFlight.delete(request.key));
       this.inFlight.set(request.key, pending);
     }
-    const answers = await pending;
-    return Date.now() >= deadline ? null : answers;
+    // The evaluator is told the deadline too (its requests are aborted then), but the write does not
+    // depend on it listening.
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), remaining);
+    });
+    try {
+      const answers = await Promise.race([pending, expired]);
+      return answers === null || Date.now() >= deadline ? null : answers;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private async ask(request: CheckRequest, deadline: number): Promise<CheckAnswers> {

@@ -22,6 +22,7 @@ import { serveJournalReads } from "./journal.ts";
 import { OutboxRelay } from "./outbox.ts";
 import type { PartitionOwnership } from "./partitions/ownership.ts";
 import { createReads } from "./reads.ts";
+import { serveCheckReports } from "./report.ts";
 import { RunCache } from "./run-cache.ts";
 import { EngineStore } from "./store.ts";
 import { createWritePath } from "./write-path.ts";
@@ -67,7 +68,8 @@ export interface EngineService {
 /**
  * The engine shell (ARCHITECTURE rule 1): decode, load, call the pure core, commit, publish, reply.
  * It serves `engine.p<k>` for each partition k its {@link PartitionOwnership} gives it (`write-path.ts`),
- * and `engine.read` and `engine.journal` on any replica (`reads.ts`, `journal.ts`); the outbox
+ * and `engine.read`, `engine.journal` and `engine.report` on any replica (`reads.ts`, `journal.ts`,
+ * `report.ts`); the outbox
  * relay publishes each commit's domain events.
  */
 export function createEngine(deps: EngineDeps): EngineService {
@@ -78,6 +80,7 @@ export function createEngine(deps: EngineDeps): EngineService {
   const subscriptions = new Map<number, Subscription>();
   let readSub: Subscription | null = null;
   let journalSub: Subscription | null = null;
+  let reportSub: Subscription | null = null;
 
   /** The evidence service's check of `file` refs (§5); a read, so sent again when an attempt gets no answer. */
   async function verifyFiles(
@@ -155,6 +158,7 @@ export function createEngine(deps: EngineDeps): EngineService {
       // Reads last: a replica answering reads already serves its partitions' writes.
       readSub = serve(bus, CONTRACTS.engineRead, (_request, env) => read(env), { log });
       journalSub = serveJournalReads(bus, db, log);
+      reportSub = serveCheckReports(bus, db, log);
       relay.start();
       log.info({ partitions: settings.partitions }, "engine started");
     },
@@ -162,6 +166,7 @@ export function createEngine(deps: EngineDeps): EngineService {
       await deps.ownership.stop();
       await readSub?.stop();
       await journalSub?.stop();
+      await reportSub?.stop();
       await relay.stop();
     },
   };

@@ -7,7 +7,7 @@ import { type CheckReport, fail, type Identity, ok, protocolError, type ToolResu
 import { and, asc, eq, gt, gte, or, type SQL } from "drizzle-orm";
 
 /** Runs read per statement: the tally keeps counts, never the runs, so memory stays flat however many there are. */
-const PAGE = 200;
+const PAGE = 100;
 
 /**
  * Answers `engine.report` (bus catalog {@link CheckReportRead}): for an operator of the caller's

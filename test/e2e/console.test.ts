@@ -206,6 +206,25 @@ describe("web console (issue #16) in Chromium against baton dev", () => {
     await page.close();
   });
 
+  it("with the dev issuer: config.json says paste a token, and Who am I shows the token's identity as the server read it", async () => {
+    expect(await (await fetch(`${base}/ui/config.json`)).json()).toEqual({ signIn: "token" });
+    const page = await tab();
+    await signIn(page, await token({ kind: "person", id: "ola@example.com", groups: ["manager", "clerk"] }));
+    await page.getByRole("link", { name: "ola@example.com" }).click();
+    await heading(page, "Who am I");
+    const identity = page.locator('dl[aria-label="Your identity"]');
+    await identity.waitFor({ timeout: WAIT });
+    expect(
+      await page.getByRole("list", { name: "Your groups" }).getByRole("listitem").allTextContents(),
+    ).toEqual(["manager", "clerk"]);
+    const text = (await identity.textContent()) ?? "";
+    expect(text).toContain("ola@example.com");
+    expect(text).toContain("with a token of the dev issuer");
+    expect(text).toMatch(/Rolesnone/);
+    await audit(page, "who am I");
+    await page.close();
+  });
+
   it("a manager rejects with a note (refused first without one, by the Note field); the agent's next claim carries the note", async () => {
     const runId = await expenseAtApproval();
     const page = await tab();

@@ -181,7 +181,7 @@ export async function startEmbedded(
  * Deletes what a test deployment left in JetStream: its events stream and its partition and clock KV
  * buckets (each a stream), so test runs do not pile up on this machine's NATS. Best effort.
  */
-async function dropNamespace(namespace: string, natsUrl: string): Promise<void> {
+export async function dropNamespace(namespace: string, natsUrl: string): Promise<void> {
   try {
     const bus = await NatsBus.connect(natsUrl, "baton-test-cleanup", namespace);
     try {

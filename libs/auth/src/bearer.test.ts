@@ -55,11 +55,17 @@ async function why(token: string): Promise<string> {
 }
 
 describe("bearer token refusals say what to fix", () => {
-  it("accepts a good token and reads its identity claims", async () => {
-    expect(await verifier.verify(await mint({ claims: { roles: ["operator"] } }))).toEqual({
+  it("accepts a good token and reads its identity claims and its expiry (exp, epoch ms)", async () => {
+    const exp = Math.floor(Date.now() / 1000) + HOUR;
+    const token = await mint({ claims: { roles: ["operator"] }, exp });
+    const expected = {
       ok: true,
       identity: { id: "a_one", org: "default", kind: "agent", groups: [], operator: true },
-    });
+      expiresAt: exp * 1000,
+    };
+    expect(await verifier.verify(token)).toEqual(expected);
+    // Again, from the cache of verified tokens: the same answer.
+    expect(await verifier.verify(token)).toEqual(expected);
   });
 
   it("a token for another resource names this server's (RFC 8707 audience binding)", async () => {

@@ -151,8 +151,13 @@ export interface BearerOptions {
   personClients?: readonly string[] | null;
 }
 
-/** A verifier's answer: the identity, or why the token is refused. */
-export type Verified = { ok: true; identity: VerifiedIdentity } | { ok: false; error: BearerError };
+/**
+ * A verifier's answer: the identity and when the token expires (`expiresAt`, its `exp` as epoch ms,
+ * without the clock tolerance), or why the token is refused.
+ */
+export type Verified =
+  | { ok: true; identity: VerifiedIdentity; expiresAt: number }
+  | { ok: false; error: BearerError };
 
 /** Verifies bearer tokens: signature by `keys`, `iss`, `aud`, expiry, and the identity claims. */
 export interface BearerVerifier {
@@ -189,7 +194,7 @@ export function createBearerVerifier(options: BearerOptions): BearerVerifier {
   // Verifying a signature costs more than the rest of a tool call's gateway work, and agents send the
   // same token with every call: remember verified tokens until they expire (bounded; the oldest
   // entry goes first). A token is never trusted past its own `exp` (plus the clock tolerance).
-  const verified = new Map<string, { identity: VerifiedIdentity; until: number }>();
+  const verified = new Map<string, { identity: VerifiedIdentity; expiresAt: number; until: number }>();
   const CACHE = 10_000;
   const refuse = (description: string): Verified => ({
     ok: false,
@@ -199,7 +204,7 @@ export function createBearerVerifier(options: BearerOptions): BearerVerifier {
     async verify(token) {
       const hit = verified.get(token);
       if (hit) {
-        if (hit.until > Date.now()) return { ok: true, identity: hit.identity };
+        if (hit.until > Date.now()) return { ok: true, identity: hit.identity, expiresAt: hit.expiresAt };
         verified.delete(token);
       }
       let payload: JWTPayload;
@@ -236,8 +241,9 @@ export function createBearerVerifier(options: BearerOptions): BearerVerifier {
         }
       }
       if (verified.size >= CACHE) verified.delete(verified.keys().next().value as string);
-      verified.set(token, { identity, until: ((payload.exp as number) + tolerance) * 1000 });
-      return { ok: true, identity };
+      const expiresAt = (payload.exp as number) * 1000;
+      verified.set(token, { identity, expiresAt, until: expiresAt + tolerance * 1000 });
+      return { ok: true, identity, expiresAt };
     },
   };
 }

@@ -77,17 +77,68 @@ export async function connectPostgres(url: string, options: PostgresOptions = {}
   pool.on("error", () => undefined);
   const client = await pool.connect();
   try {
-    await client.query("select pg_advisory_lock($1)", [MIGRATION_LOCK]);
-    try {
-      await migratePg(drizzlePg(client, { schema }), { migrationsFolder: MIGRATIONS });
-    } finally {
-      await client.query("select pg_advisory_unlock($1)", [MIGRATION_LOCK]);
-    }
+    await migrateUnderLock(client);
   } finally {
     client.release();
   }
   const db = drizzlePg(pool, { schema }) as unknown as Db;
   return { db, kind: "postgres", close: () => pool.end() };
+}
+
+/** What {@link migratePostgres} did: migrations applied by this call, and how many the database has now. */
+export interface Migrated {
+  /** Migrations this call applied (0 when the database was up to date). */
+  applied: number;
+  /** Migrations recorded in the database after the call (those checked in, once up to date). */
+  total: number;
+}
+
+/**
+ * `baton migrate`: applies the checked-in migrations to the database at `url` and nothing else, on
+ * one connection, under the same advisory lock the services take on start. Safe to run twice (a
+ * migration already recorded is skipped) and from several processes at once (the lock makes the
+ * others wait, then find nothing to do). Throws when the server is unreachable or a migration fails
+ * (that migration's transaction is rolled back).
+ */
+export async function migratePostgres(url: string): Promise<Migrated> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  // A connection that dies mid-way fails the statement in flight (and so this call); without a
+  // listener it would also end the process.
+  client.on("error", () => undefined);
+  await client.connect();
+  try {
+    return await migrateUnderLock(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Migrations recorded in drizzle's journal table, or 0 before the first migration made it. */
+async function recordedMigrations(client: pg.ClientBase): Promise<number> {
+  const exists = await client.query<{ t: string | null }>(
+    "select to_regclass('drizzle.__drizzle_migrations')::text as t",
+  );
+  if (!exists.rows[0]?.t) return 0;
+  const count = await client.query<{ n: number }>(
+    "select count(*)::int as n from drizzle.__drizzle_migrations",
+  );
+  return count.rows[0]?.n ?? 0;
+}
+
+/**
+ * Applies the checked-in migrations on `client` while holding the advisory lock
+ * {@link MIGRATION_LOCK}, so concurrent starts (and `baton migrate`) apply each exactly once.
+ */
+async function migrateUnderLock(client: pg.PoolClient | pg.Client): Promise<Migrated> {
+  await client.query("select pg_advisory_lock($1)", [MIGRATION_LOCK]);
+  try {
+    const before = await recordedMigrations(client);
+    await migratePg(drizzlePg(client, { schema }), { migrationsFolder: MIGRATIONS });
+    const total = await recordedMigrations(client);
+    return { applied: total - before, total };
+  } finally {
+    await client.query("select pg_advisory_unlock($1)", [MIGRATION_LOCK]);
+  }
 }
 
 /**

@@ -2,6 +2,8 @@ export {
   connectPostgres,
   type Database,
   type Db,
+  type Migrated,
+  migratePostgres,
   openEmbedded,
   type PostgresOptions,
   rowsOf,

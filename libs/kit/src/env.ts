@@ -30,7 +30,7 @@ export const SHARED_ENV = {
     .string()
     .min(16)
     .describe(
-      "Server secret (at least 16 characters) that claim tokens, file URLs and run ids derive from. Same on every service.",
+      "Server secret (at least 16 characters) that claim tokens, file URLs and run ids derive from. Read by the gateway and the engine (no other service), the same on every replica of both.",
     ),
   BATON_PARTITIONS: z.coerce
     .number()
@@ -39,7 +39,7 @@ export const SHARED_ENV = {
     .max(4096)
     .default(DEFAULTS.partitions)
     .describe(
-      "Virtual run partitions P (partition = fnv1a32(runId) mod P). Same on every service; never change it on a live database.",
+      "Virtual run partitions P (partition = fnv1a32(runId) mod P). Same on every service that reads it; never change it on a live database. Each partition is owned by one engine replica at a time, so P bounds the engine replicas that do work: more replicas than P own nothing.",
     ),
   BATON_LEASE_SECONDS: z.coerce
     .number()
@@ -77,12 +77,14 @@ export const SHARED_ENV = {
 
 /**
  * Parses the environment with a service's schema; on failure prints every problem and exits 2
- * (CONVENTIONS: "on failure it lists every problem and exits"). Secrets are never printed.
+ * (CONVENTIONS: "on failure it lists every problem and exits"). Secrets are never printed. The
+ * message names `command` (default `baton serve <service>`).
  */
 export function parseEnv<S extends z.ZodType>(
   schema: S,
   env: NodeJS.ProcessEnv,
   service: string,
+  command = `baton serve ${service}`,
 ): z.infer<S> {
   const parsed = schema.safeParse(env, { reportInput: true });
   if (parsed.success) return parsed.data;
@@ -91,6 +93,6 @@ export function parseEnv<S extends z.ZodType>(
     // Never print a value: an environment holds secrets.
     return `  ${i.path.join(".") || "environment"}: ${missing ? "required" : i.message.replace(/, received .*/, "")}`;
   });
-  process.stderr.write(`baton serve ${service}: the environment is not usable:\n${lines.join("\n")}\n`);
+  process.stderr.write(`${command}: the environment is not usable:\n${lines.join("\n")}\n`);
   process.exit(2);
 }

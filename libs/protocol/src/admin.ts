@@ -189,3 +189,41 @@ export interface CheckReport {
   runs: number;
   steps: StepAgreement[];
 }
+
+/**
+ * `GET /api/whoami`: the caller as this server verified and mapped their bearer token (issue #16),
+ * so a person can tell why they do or do not see a work item. The deployment's claim mapping (issue
+ * #12, docs/security.md) has been applied: these are the values every rule is checked against, not
+ * the token's raw claims. Never the token itself.
+ */
+export interface WhoAmI {
+  /** The agent id, or the person's id (their email): the actor the journal records. */
+  id: string;
+  org: string;
+  kind: "agent" | "person";
+  /** Group ids, matched against the groups roles are bound to (`assignedTo.group`). */
+  groups: string[];
+  /** Baton's roles the caller holds: `["operator"]` or `[]`, whatever the provider calls the role. */
+  roles: string[];
+  /** The OAuth client the token was issued to (`client_id`, `azp`, `cid`, `appid`), or null. */
+  client: string | null;
+  /** When the token expires (its `exp`), RFC 3339. */
+  expiresAt: string;
+}
+
+/**
+ * How the web console's people sign in, as the gateway serves it at `GET /ui/config.json` (issue
+ * #16). `token`: a pasted bearer token (the dev issuer, or an issuer without a console client).
+ * `oidc`: the authorization code flow with PKCE at the issuer the RFC 9728 metadata names
+ * (`/.well-known/oauth-protected-resource`, `authorization_servers[0]`), as the public client
+ * `clientId`, asking for `scope`, and naming this server's MCP resource (the metadata's `resource`)
+ * by the `resourceParameter` of the authorization request: `resource` (RFC 8707), `audience`
+ * (Auth0) or `none` (Entra ID v2, where the scope names the API).
+ */
+export type ConsoleConfig =
+  | { signIn: "token" }
+  | { signIn: "oidc"; clientId: string; scope: string; resourceParameter: ResourceParameter };
+
+/** How an authorization request names the resource a token is for (see {@link ConsoleConfig}). */
+export const RESOURCE_PARAMETERS = ["resource", "audience", "none"] as const;
+export type ResourceParameter = (typeof RESOURCE_PARAMETERS)[number];

@@ -246,6 +246,62 @@ export const TOOL_DESCRIPTIONS: Record<ToolName, string> = {
   list_runs: "Runs of this organization, filtered by process, state and equality on input fields. Paged.",
 };
 
+/** A short human title per tool, for the MCP tool list (`title` and `annotations.title`). */
+export const TOOL_TITLES: Record<ToolName, string> = {
+  describe: "Describe the server",
+  list_processes: "List processes",
+  start_run: "Start a run",
+  get_run: "Read a run",
+  get_work: "Get work",
+  claim: "Claim a step",
+  submit: "Submit a step",
+  escalate: "Escalate a step",
+  decide: "Decide a work item",
+  cancel: "Cancel a run",
+  renew: "Renew a claim",
+  upload: "Upload a file",
+  send_event: "Send an event",
+  list_runs: "List runs",
+};
+
+/**
+ * MCP tool annotations (MCP `ToolAnnotations`) with every hint explicit: MCP's defaults for
+ * `destructiveHint` and `openWorldHint` are `true`, so a hint left out would claim effects a tool
+ * does not have. A runtime that gates tool calls by declared effects reads these.
+ */
+export interface ToolAnnotations {
+  title: string;
+  /** True for the reads: the tools without `requestId` (§4) change nothing. */
+  readOnlyHint: boolean;
+  /** True for the tools that can end a run by the caller's choice: `cancel` (§3.5) and `decide` (`failed`, `rejected`; §3.4). */
+  destructiveHint: boolean;
+  /** True for every tool: a write repeated with its `requestId` replays the original result and changes nothing (§4); a read changes nothing. */
+  idempotentHint: boolean;
+  /** False for every tool: each acts only on this server's own processes, runs and files. */
+  openWorldHint: boolean;
+}
+
+/**
+ * Tools whose call can end a run other than at a `finish` the process declares: `cancel` (§3.5: the
+ * run is cancelled, its open work removed) and `decide` (§3.4: `failed` ends the run, `rejected`
+ * without `on_reject` ends it `rejected`). Nothing else a caller sends undoes or ends work.
+ */
+export const DESTRUCTIVE_TOOLS: ReadonlySet<ToolName> = new Set<ToolName>(["cancel", "decide"]);
+
+/** Tool name → its MCP annotations: reads are read-only, writes replay on `requestId` (§4), cancel and decide may end a run. */
+export const TOOL_ANNOTATIONS: Record<ToolName, ToolAnnotations> = Object.fromEntries(
+  TOOL_NAMES.map((name) => [
+    name,
+    {
+      title: TOOL_TITLES[name],
+      readOnlyHint: !WRITE_TOOLS.has(name),
+      destructiveHint: DESTRUCTIVE_TOOLS.has(name),
+      idempotentHint: true,
+      openWorldHint: false,
+    },
+  ]),
+) as Record<ToolName, ToolAnnotations>;
+
 /**
  * Formats zod issues as the protocol's `issues` strings: `path: message`, one per problem, every
  * problem at once (§6 rule 3: "the caller gets every issue at once").

@@ -2,7 +2,13 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
-import { DEV_ISSUER, loadOrCreateDevIssuer } from "@baton/auth";
+import {
+  AUTH_ENV,
+  authEnvProblems,
+  bearerOptionsFromEnv,
+  DEV_ISSUER,
+  loadOrCreateDevIssuer,
+} from "@baton/auth";
 import { LocalBlobStore } from "@baton/blob";
 import { type Bus, CONTRACTS, call, InProcessBus } from "@baton/bus";
 import { CheckConfigSchema, checkSettings } from "@baton/check";
@@ -11,15 +17,72 @@ import { ensureConsoleBuilt } from "@baton/console";
 import { openEmbedded } from "@baton/db";
 import { startEngine } from "@baton/engine-service";
 import { startEvidence } from "@baton/evidence";
-import { type RateLimits, startGateway } from "@baton/gateway";
+import {
+  CONSOLE_ENV,
+  consoleEnvProblems,
+  consoleSignInFromEnv,
+  type GatewaySettings,
+  type RateLimits,
+  startGateway,
+} from "@baton/gateway";
 import { createLogger, type Logger, parseEnv } from "@baton/kit";
 import { devMailDir, devNotifierSettings, startNotifier } from "@baton/notifier";
 import { iso } from "@baton/process";
 import { DEFAULTS, type Identity } from "@baton/protocol";
 import { startRegistry } from "@baton/registry";
 import { loadManualTime, openManualClock, SCHEDULER_DEFAULTS, startScheduler } from "@baton/scheduler";
+import { z } from "zod";
 import { FIXTURES_DIR } from "./paths.ts";
 import { DEFAULT_ORG, type ServerInfo } from "./token.ts";
+
+/**
+ * `baton dev` trusting an OIDC issuer instead of its dev issuer, to try the console's sign-in (issue
+ * #16) or a provider's claim mapping (issue #12) on one machine: the gateway's own variables,
+ * `BATON_AUTH_ISSUER` and `BATON_AUTH_JWKS_URL` (both or neither), the claim mapping
+ * (`BATON_AUTH_*`, `BATON_PERSON_CLIENTS`) and the console's client (`BATON_CONSOLE_*`).
+ */
+export const DevOidcEnvSchema = z
+  .object({
+    BATON_AUTH_ISSUER: z.string().min(1).optional(),
+    BATON_AUTH_JWKS_URL: z.url().optional(),
+    ...AUTH_ENV,
+    ...CONSOLE_ENV,
+  })
+  .superRefine((c, ctx) => {
+    if ((c.BATON_AUTH_ISSUER === undefined) !== (c.BATON_AUTH_JWKS_URL === undefined))
+      ctx.addIssue({
+        code: "custom",
+        path: ["BATON_AUTH_JWKS_URL"],
+        message: "set BATON_AUTH_ISSUER and BATON_AUTH_JWKS_URL together (or neither, for the dev issuer)",
+      });
+    const oidc = c.BATON_AUTH_ISSUER !== undefined;
+    const problems = [
+      ...(oidc ? authEnvProblems(c) : []),
+      ...consoleEnvProblems({ ...c, ...(oidc ? {} : { BATON_DEV_ISSUER_FILE: "dev" }) }),
+    ];
+    for (const p of problems) ctx.addIssue({ code: "custom", path: [p.path], message: p.message });
+  });
+
+/** An OIDC issuer `baton dev` trusts instead of its dev issuer (see {@link DevOidcEnvSchema}). */
+export interface DevOidc {
+  issuer: string;
+  jwksUrl: string;
+  env: z.infer<typeof DevOidcEnvSchema>;
+}
+
+/**
+ * The OIDC issuer `env` names for `baton dev`, or null when it names none (the dev issuer). Throws
+ * an Error listing every problem (never a value: an environment may hold secrets).
+ */
+export function devOidcFromEnv(env: NodeJS.ProcessEnv): DevOidc | null {
+  const parsed = DevOidcEnvSchema.safeParse(env);
+  if (!parsed.success)
+    throw new Error(
+      `the environment is not usable:\n${parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message.replace(/, received .*/, "")}`).join("\n")}`,
+    );
+  const { BATON_AUTH_ISSUER: issuer, BATON_AUTH_JWKS_URL: jwksUrl } = parsed.data;
+  return issuer !== undefined && jwksUrl !== undefined ? { issuer, jwksUrl, env: parsed.data } : null;
+}
 
 /** Options of `baton dev`. */
 export interface DevOptions {
@@ -33,6 +96,8 @@ export interface DevOptions {
   log?: Logger;
   /** The gateway's rate limits, counted in memory (default: the gateway's defaults; issue #12). */
   rateLimits?: RateLimits;
+  /** Trust this OIDC issuer instead of the dev issuer (`baton token`'s tokens are then refused). */
+  oidc?: DevOidc | null;
 }
 
 /** A running embedded server. */
@@ -176,11 +241,17 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
       ...(mover ? { watchClock: (listener: (now: number) => void) => mover.onChange(listener) } : {}),
     },
   );
+  const oidc = options.oidc ?? null;
+  const auth: GatewaySettings["auth"] = oidc
+    ? bearerOptionsFromEnv(oidc.env, oidc.issuer, oidc.jwksUrl, `${publicUrl}/mcp`)
+    : { issuer: DEV_ISSUER, keys: { jwks: [issuer.publicJwk] } };
+  const consoleSignIn = oidc ? consoleSignInFromEnv(oidc.env) : undefined;
   const gateway = await startGateway(
     {
       host: "127.0.0.1",
       port,
-      auth: { issuer: DEV_ISSUER, keys: { jwks: [issuer.publicJwk] } },
+      auth,
+      ...(consoleSignIn ? { consoleSignIn } : {}),
       secret,
       publicUrl,
       partitions: DEFAULTS.partitions,

@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { approvalProcess, enableApprovals, parseTiers } from "./approvals.ts";
 import { advanceClock, advanceDuration, clockNow } from "./clock.ts";
 import { collectOrphans, formatGcSummary } from "./evidence-gc.ts";
 import {
@@ -13,7 +14,15 @@ import {
 } from "./notify.ts";
 import { publishFolder } from "./publish.ts";
 import { fetchCheckReport, formatCheckReport, sinceInstant } from "./report.ts";
-import { consoleLink, DEFAULT_ORG, DEFAULT_PORT, devToken, mcpUrl, serverUrl } from "./token.ts";
+import {
+  consoleLink,
+  DEFAULT_ORG,
+  DEFAULT_PORT,
+  devToken,
+  mcpUrl,
+  requireDevIssuer,
+  serverUrl,
+} from "./token.ts";
 import { formatValidated, validatePaths } from "./validate.ts";
 
 const USAGE = `baton — a server for the Agent Process protocol (core-2)
@@ -24,14 +33,28 @@ Usage:
       Publishes the samples in fixtures/ and prints "MCP endpoint: <url>" and "Console: <url>/ui/".
       Mail goes through the SMTP server at URL (or BATON_SMTP_URL); without one, each mail is
       written to DIR/mail/ as an .eml file. Webhooks may target http:// and private addresses.
+      With BATON_AUTH_ISSUER and BATON_AUTH_JWKS_URL set, tokens come from that OIDC issuer instead
+      of the dev issuer (claim mapping: BATON_AUTH_*; the console's client: BATON_CONSOLE_CLIENT_ID).
   baton serve <gateway|registry|engine|evidence|scheduler|notifier>
       One service over NATS and PostgreSQL, configured by environment (see docs/configuration.md).
+  baton migrate
+      Applies the database migrations (DATABASE_URL) and exits; safe to run twice and from several
+      processes at once. The services also apply them on start.
   baton token agent <id> [--data-dir DIR] [--org O] [--url URL]
   baton token person <email> [--groups g1,g2] [--operator] [--console] [--data-dir DIR] [--org O] [--url URL]
       Prints a bearer token signed by the dev issuer in DIR, for the server at URL; with --console,
       a link that signs the person in to the web console instead (<base>/ui/#token=<token>).
+      DIR holds the key the server trusts: baton dev's --data-dir, or the folder of the gateway's
+      BATON_DEV_ISSUER_FILE (named dev-issuer.json); refused when DIR has no key.
   baton publish <folder> [--bind role=group]… [--url URL] [--token T] [--data-dir DIR] [--org O]
       Imports and publishes a process folder; prints name, version and content hash.
+  baton approvals enable --tier <tier>=<group> [--tier <tier>=<group>]… [--due 15m] [--url URL] [--token T] [--data-dir DIR] [--org O]
+      Publishes one approval process per risk tier, tool-approval-<tier>: an agent runtime asks a
+      person in <group> before it runs a tool call of that tier (docs/approvals.md). One task step
+      whose routes finish approved, denied or skipped, due after --due when given. Prints
+      "name version contentHash" per tier, as baton publish does.
+  baton approvals show <tier> [--due 15m]
+      Prints the PROCESS.md that enable publishes for the tier.
   baton clock advance <duration> [--url URL] [--token T] [--data-dir DIR] [--org O]
       Moves a manual clock (baton dev --clock manual) forward by 30m, 4h, 3d…; returns once every
       timer that fell due has been applied, and prints the new time. Retries itself safely (the
@@ -81,15 +104,33 @@ async function dev(argv: string[]) {
     fail("--clock takes manual (or real, the default)");
   // Loaded here, not at the top: dev.ts pulls in every service and PGlite, which `baton serve`, `token`,
   // `validate` and the rest do not need (about 1.5 s of CPU on each start).
-  const { startDev } = await import("./dev.ts");
+  const { devOidcFromEnv, startDev } = await import("./dev.ts").catch((error: NodeJS.ErrnoException) => {
+    // The compiled build (scripts/build.ts, the image) leaves out the console's Vite build step.
+    if (error.code === "ERR_MODULE_NOT_FOUND" && /@baton[\\/]console/.test(error.message))
+      fail(
+        "baton dev runs from a clone of the repository (pnpm baton dev); this build runs baton serve, migrate and the admin commands",
+      );
+    throw error;
+  });
+  let oidc: ReturnType<typeof devOidcFromEnv>;
+  try {
+    oidc = devOidcFromEnv(process.env);
+  } catch (error) {
+    fail(error instanceof Error ? error.message : String(error));
+  }
   const server = await startDev({
     port,
     dataDir: values["data-dir"],
     clock: values.clock,
     samples: !values["no-samples"],
     ...(values.smtp ? { smtp: values.smtp } : {}),
+    oidc,
   });
   process.stdout.write(`MCP endpoint: ${server.url}\nConsole: ${server.info.publicUrl}/ui/\n`);
+  if (oidc)
+    process.stdout.write(
+      `Tokens: from ${oidc.issuer} (BATON_AUTH_ISSUER); baton token's are refused${oidc.env.BATON_CONSOLE_CLIENT_ID ? `; the console signs in there as ${oidc.env.BATON_CONSOLE_CLIENT_ID}` : ""}\n`,
+    );
   const stop = async (signal: string) => {
     process.stderr.write(`baton: ${signal}, stopping\n`);
     await server.stop();
@@ -124,6 +165,7 @@ async function token(argv: string[]) {
         .filter(Boolean)
     : [];
   if (values.console && kind !== "person") fail("--console signs a person in to the web console");
+  requireDevIssuer(values["data-dir"]);
   const url = mcpUrl(values.url ?? serverUrl(values["data-dir"]));
   const jwt = await devToken(
     values["data-dir"],
@@ -187,18 +229,58 @@ async function serve(argv: string[]) {
   return serveOne(name);
 }
 
+/** `baton migrate`: the migrations of `DATABASE_URL`, applied under the services' advisory lock. */
+async function migrateCommand(argv: string[]) {
+  if (argv.length > 0) fail("usage: baton migrate (DATABASE_URL in the environment)");
+  const { formatMigrated, migrate } = await import("./migrate.ts");
+  process.stdout.write(`baton migrate: ${formatMigrated(await migrate())}\n`);
+}
+
 /** The base URL and operator token of `--url`/`--token`, else the server and dev issuer in `--data-dir`. */
 async function adminTarget(values: { url?: string; token?: string; "data-dir": string; org: string }) {
   const url = mcpUrl(values.url ?? serverUrl(values["data-dir"]));
+  const given = values.token ?? process.env.BATON_TOKEN;
+  if (given === undefined) requireDevIssuer(values["data-dir"]);
   const bearer =
-    values.token ??
-    process.env.BATON_TOKEN ??
+    given ??
     (await devToken(
       values["data-dir"],
       { sub: "operator@baton.local", org: values.org, kind: "person", groups: [], roles: ["operator"] },
       url,
     ));
   return { baseUrl: url.replace(/\/mcp$/, ""), bearer };
+}
+
+/** `baton approvals enable|show` (issue #17). */
+async function approvals(argv: string[]) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      tier: { type: "string", multiple: true, default: [] },
+      due: { type: "string" },
+      url: { type: "string" },
+      token: { type: "string" },
+      "data-dir": { type: "string", default: ".baton" },
+      org: { type: "string", default: DEFAULT_ORG },
+    },
+  });
+  const [sub, arg, ...extra] = positionals;
+  if (sub === "show" && arg && extra.length === 0 && values.tier.length === 0) {
+    process.stdout.write(approvalProcess(arg, values.due).source);
+    return;
+  }
+  if (sub !== "enable" || arg !== undefined)
+    fail(
+      "usage: baton approvals enable --tier <tier>=<group> [--tier <tier>=<group>]… [--due 15m] | baton approvals show <tier> [--due 15m]",
+    );
+  const parsed = parseTiers(values.tier);
+  if ("problems" in parsed) fail(parsed.problems.join("\n"));
+  // Generated and validated before anything is sent: a bad --due publishes nothing.
+  for (const t of parsed.tiers) approvalProcess(t.tier, values.due);
+  const { baseUrl, bearer } = await adminTarget(values);
+  for (const r of await enableApprovals(parsed.tiers, values.due, baseUrl, bearer))
+    process.stdout.write(`${r.name} ${r.version} ${r.contentHash}${r.unchanged ? " (unchanged)" : ""}\n`);
 }
 
 async function evidence(argv: string[]) {
@@ -368,10 +450,14 @@ async function main() {
       await serve(rest);
       process.exit(0);
       return;
+    case "migrate":
+      return migrateCommand(rest);
     case "token":
       return token(rest);
     case "publish":
       return publish(rest);
+    case "approvals":
+      return approvals(rest);
     case "validate":
       return validate(rest);
     case "clock":

@@ -29,12 +29,33 @@ export function mcpUrl(url: string): string {
   return trimmed.endsWith("/mcp") ? trimmed : `${trimmed}/mcp`;
 }
 
+/** The dev issuer's key file of a data directory: `<dataDir>/dev-issuer.json`. */
+export function devIssuerFile(dataDir: string): string {
+  return join(resolve(dataDir), "dev-issuer.json");
+}
+
+/**
+ * Throws, saying what `--data-dir` must point at, unless `dataDir` holds the dev issuer's key file.
+ * `baton token` and the admin commands call it before minting: a new key made here would sign tokens
+ * no server trusts (issue #13, what an SRE trial found).
+ */
+export function requireDevIssuer(dataDir: string): void {
+  const file = devIssuerFile(dataDir);
+  if (existsSync(file)) return;
+  throw new Error(
+    `--data-dir ${dataDir}: ${file} does not exist. --data-dir must be the folder holding the key of the dev issuer the server trusts: ` +
+      "baton dev's --data-dir (default ./.baton; the key is made when it first starts), or, for baton serve gateway, " +
+      "the folder of its BATON_DEV_ISSUER_FILE, a file named dev-issuer.json. A gateway with BATON_AUTH_ISSUER takes tokens " +
+      "from that identity provider instead; pass one with --token or BATON_TOKEN.",
+  );
+}
+
 /**
  * `baton token …`: a bearer token signed by the dev issuer of `dataDir`, for the MCP resource `url`
  * (the token's `aud`). Valid 30 days.
  */
 export async function devToken(dataDir: string, claims: TokenClaims, url?: string): Promise<string> {
-  const issuer = await loadOrCreateDevIssuer(join(resolve(dataDir), "dev-issuer.json"));
+  const issuer = await loadOrCreateDevIssuer(devIssuerFile(dataDir));
   return mintDevToken(issuer, claims, mcpUrl(url ?? serverUrl(dataDir)));
 }
 

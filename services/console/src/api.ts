@@ -4,7 +4,7 @@ import { SignedOut } from "./mcp.ts";
 
 /**
  * Sends one admin API request with the person's token and returns its `{ ok, data | error }`. A 401 is
- * {@link SignedOut}; a network failure is answered as `retry`.
+ * {@link SignedOut}, saying why the server refused the token; a network failure is answered as `retry`.
  */
 export async function admin<T>(
   token: string,
@@ -25,7 +25,12 @@ export async function admin<T>(
   } catch (error) {
     return { ok: false, error: { code: "retry", message: `could not reach the server: ${String(error)}` } };
   }
-  if (response.status === 401) throw new SignedOut("the server refused the token");
+  if (response.status === 401) {
+    // RFC 6750: the server says why in error_description (expired, another audience, …).
+    const refusal = (await response.json().catch(() => null)) as { error_description?: unknown } | null;
+    const why = typeof refusal?.error_description === "string" ? refusal.error_description : null;
+    throw new SignedOut(why ?? "the server refused the token");
+  }
   try {
     return (await response.json()) as ToolResult<T>;
   } catch {

@@ -1,18 +1,25 @@
 // What every page needs: the signed-in person and their clients.
-import type { ToolName, ToolResult } from "@baton/protocol";
+import type { ToolName, ToolResult, WhoAmI } from "@baton/protocol";
 import { createContext } from "preact";
 import { useCallback, useContext, useEffect, useState } from "preact/hooks";
 import { admin } from "./api.ts";
 import type { Baton } from "./mcp.ts";
 import { SignedOut } from "./mcp.ts";
-import type { Claims } from "./session.ts";
+
+/** How the person signed in: a pasted or linked bearer token, or at the OIDC issuer (issue #16). */
+export type SignedInVia = { method: "token"; issuer: string | null } | { method: "oidc"; issuer: string };
 
 /** The signed-in session. */
 export interface Session {
+  /** The bearer token every call sends (an OIDC access token is replaced when it is renewed). */
   token: string;
-  claims: Claims;
+  /** The person as the server sees them (`GET /api/whoami` when the token was taken): never read from the token here. */
+  me: WhoAmI;
   baton: Baton;
+  /** Holds the operator role, as the server said; it checks every call regardless. */
   operator: boolean;
+  via: SignedInVia;
+  /** Signs out (at the issuer too, with OIDC); `reason` is shown on the sign-in page. */
   signOut(reason?: string): void;
 }
 

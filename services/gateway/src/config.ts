@@ -12,6 +12,7 @@ import { CHECK_ENV, checkEnvIssues, checkSettings } from "@baton/check";
 import { SHARED_ENV } from "@baton/kit";
 import { DEFAULTS } from "@baton/protocol";
 import { z } from "zod";
+import { CONSOLE_ENV, consoleEnvProblems, consoleSignInFromEnv } from "./console.ts";
 import { ORIGIN_ENV } from "./origin.ts";
 import { RATE_LIMIT_ENV, rateLimitsFromEnv } from "./rate-limit.ts";
 import type { GatewaySettings } from "./start.ts";
@@ -32,7 +33,12 @@ export const GatewayConfigSchema = z
       .url()
       .describe("Public base URL; the MCP resource (token audience) is <BATON_PUBLIC_URL>/mcp."),
     BATON_CLOCK: SHARED_ENV.BATON_CLOCK,
-    BATON_HOST: z.string().default("0.0.0.0").describe("Address to listen on."),
+    BATON_HOST: z
+      .string()
+      .default("0.0.0.0")
+      .describe(
+        "Address to listen on. Every interface by default, so the port a container publishes or a Kubernetes Service targets reaches the gateway; 127.0.0.1 when a proxy on the same host is the only way in (baton dev listens on 127.0.0.1).",
+      ),
     BATON_PORT: z.coerce.number().int().min(0).max(65535).default(7800).describe("Port to listen on."),
     BATON_AUTH_ISSUER: z.string().optional().describe("Issuer (iss) of bearer tokens."),
     BATON_AUTH_JWKS_URL: z.url().optional().describe("JWKS URL of the issuer's signing keys."),
@@ -79,6 +85,7 @@ export const GatewayConfigSchema = z
       .describe(
         "The web console's build folder, served at /ui/ (default: services/console/dist of this checkout, built by pnpm install).",
       ),
+    ...CONSOLE_ENV,
   })
   .refine((c) => c.BATON_DEV_ISSUER_FILE !== undefined || (c.BATON_AUTH_ISSUER && c.BATON_AUTH_JWKS_URL), {
     message: "set BATON_AUTH_ISSUER and BATON_AUTH_JWKS_URL, or BATON_DEV_ISSUER_FILE",
@@ -86,7 +93,8 @@ export const GatewayConfigSchema = z
   })
   .refine(blobStoreChosen, BLOB_STORE_REQUIRED)
   .superRefine((c, ctx) => {
-    for (const p of authEnvProblems(c)) ctx.addIssue({ code: "custom", path: [p.path], message: p.message });
+    for (const p of [...authEnvProblems(c), ...consoleEnvProblems(c)])
+      ctx.addIssue({ code: "custom", path: [p.path], message: p.message });
     checkEnvIssues(c, ctx);
   })
   .describe(
@@ -119,6 +127,8 @@ export async function gatewaySettings(env: GatewayEnv): Promise<GatewaySettings>
       `${publicUrl}/mcp`,
     );
   }
+  // The schema refuses a console client with the dev issuer: people paste its tokens.
+  const consoleSignIn = env.BATON_DEV_ISSUER_FILE ? undefined : consoleSignInFromEnv(env);
   return {
     host: env.BATON_HOST,
     port: env.BATON_PORT,
@@ -134,6 +144,7 @@ export async function gatewaySettings(env: GatewayEnv): Promise<GatewaySettings>
     fileUrlSeconds: env.BATON_FILE_URL_SECONDS,
     version: "0.1.0",
     ...(env.BATON_CONSOLE_DIR !== undefined ? { consoleDir: env.BATON_CONSOLE_DIR } : {}),
+    ...(consoleSignIn ? { consoleSignIn } : {}),
     ...(env.BATON_SECRET_PREVIOUS ? { previousSecrets: env.BATON_SECRET_PREVIOUS } : {}),
     ...(env.BATON_ALLOWED_ORIGINS ? { allowedOrigins: env.BATON_ALLOWED_ORIGINS } : {}),
     rateLimits: rateLimitsFromEnv(env),

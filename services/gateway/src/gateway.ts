@@ -6,7 +6,7 @@ import type { Clock } from "@baton/clock";
 import { DEFAULT_ATTEMPT_MS, type Logger } from "@baton/kit";
 import { DEFAULTS, OFFERED_TOOLS, offeredProfiles } from "@baton/protocol";
 import type { FastifyInstance } from "fastify";
-import { DEFAULT_CONSOLE_DIR } from "./console.ts";
+import { type ConsoleSignIn, DEFAULT_CONSOLE_DIR } from "./console.ts";
 import { createFileLinks } from "./file-links.ts";
 import { createHttpServer } from "./http.ts";
 import { createRateLimiter, DEFAULT_RATE_LIMITS, type RateLimiter, type RateLimits } from "./rate-limit.ts";
@@ -37,6 +37,11 @@ export interface GatewayOptions {
   fileUrlSeconds?: number;
   /** The web console's build folder (default: this repository's `services/console/dist`). */
   consoleDir?: string;
+  /**
+   * The console's OIDC sign-in at `issuer` (`BATON_CONSOLE_CLIENT_ID`…, issue #16); without it the
+   * console takes a pasted bearer token.
+   */
+  consoleSignIn?: ConsoleSignIn;
   /** Browser origins allowed on `/mcp` and `/api` (default: the public URL's; issue #12). */
   allowedOrigins?: readonly string[];
   /**
@@ -119,6 +124,7 @@ export async function createGateway(o: GatewayOptions): Promise<FastifyInstance>
       urlSeconds: o.fileUrlSeconds ?? DEFAULTS.fileUrlTtlMs / 1000,
       version: o.version,
       consoleDir: o.consoleDir ?? DEFAULT_CONSOLE_DIR,
+      ...(o.consoleSignIn ? { consoleSignIn: o.consoleSignIn } : {}),
       ...(o.allowedOrigins ? { allowedOrigins: o.allowedOrigins } : {}),
     },
   });

@@ -12,12 +12,13 @@ import {
   protocolError,
   type ToolName,
   type ToolResult,
+  type WhoAmI,
   WRITE_TOOLS,
 } from "@baton/protocol";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { registerAdminReads } from "./admin-reads.ts";
 import { ARGUMENTS, argumentProblems, type ParsedBody, parseBody } from "./body.ts";
-import { registerConsole } from "./console.ts";
+import { type ConsoleSignIn, registerConsole } from "./console.ts";
 import type { FileLinks } from "./file-links.ts";
 import { MAX_ADMIN_BODY_BYTES } from "./limits.ts";
 import { type CallContext, McpEndpoint, type ToolHandler } from "./mcp.ts";
@@ -41,8 +42,20 @@ export interface HttpSettings {
   version: string;
   /** The web console's build folder, served at `/ui/` (issue #16). */
   consoleDir: string;
+  /** The console's OIDC sign-in at {@link HttpSettings.issuer}; without it, people paste a bearer token. */
+  consoleSignIn?: ConsoleSignIn;
   /** Browser origins allowed on `/mcp` and `/api` (default: the public URL's; `origin.ts`). */
   allowedOrigins?: readonly string[];
+}
+
+/** A request's verified caller (see `authenticate` in {@link createHttpServer}). */
+interface Caller {
+  token: string;
+  identity: Identity;
+  /** The OAuth client the token names (`client_id`, `azp`, `cid`, `appid`), or null. */
+  client: string | null;
+  /** The token's `exp`, epoch ms. */
+  expiresAt: number;
 }
 
 /** What the HTTP layer needs. */
@@ -113,10 +126,12 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
   // Before anything else is read (issue #12, MCP transport security).
   registerOriginCheck(app, allowedOrigins(settings.publicUrl, settings.allowedOrigins));
 
-  async function authenticate(
-    request: FastifyRequest,
-    reply: FastifyReply,
-  ): Promise<{ token: string; identity: Identity } | null> {
+  /**
+   * The caller of a request: its bearer token, the identity the claim mapping read from it, the
+   * OAuth client it names and when it expires (epoch ms); or null after answering 401 (503 when
+   * the issuer's keys could not be fetched).
+   */
+  async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<Caller | null> {
     const header = request.headers.authorization;
     const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
     if (!match) {
@@ -152,18 +167,15 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
         .send({ error: "invalid_token", error_description: verified.error.description });
       return null;
     }
-    const { client: _client, ...identity } = verified.identity;
-    return { token, identity };
+    const { client, ...identity } = verified.identity;
+    return { token, identity, client: client ?? null, expiresAt: verified.expiresAt };
   }
 
   /**
    * {@link authenticate}, then the caller's rate limit (issue #12) for an admin API call: a `GET`
    * draws on the read budget, anything else on the write budget; over it, 429 with `Retry-After`.
    */
-  async function limitedAuthenticate(
-    request: FastifyRequest,
-    reply: FastifyReply,
-  ): Promise<{ token: string; identity: Identity } | null> {
+  async function limitedAuthenticate(request: FastifyRequest, reply: FastifyReply): Promise<Caller | null> {
     const auth = await authenticate(request, reply);
     if (!auth) return null;
     const limited = await limiter.take(auth.identity, request.method === "GET" ? "read" : "write");
@@ -188,6 +200,25 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
     resource_name: "Baton (Agent Process core-2)",
   }));
   app.get("/healthz", async () => ({ ok: true }));
+
+  // Who the server takes the caller to be (issue #16): the verified identity after the claim
+  // mapping, for anyone with a token it accepts. It reads nothing but the caller's own token, so no
+  // parameter can name anyone else; the token itself is never echoed.
+  app.get("/api/whoami", async (request, reply) => {
+    const caller = await limitedAuthenticate(request, reply);
+    if (!caller) return reply;
+    const { identity } = caller;
+    const data: WhoAmI = {
+      id: identity.id,
+      org: identity.org,
+      kind: identity.kind,
+      groups: identity.groups,
+      roles: identity.operator ? ["operator"] : [],
+      client: caller.client,
+      expiresAt: new Date(caller.expiresAt).toISOString(),
+    };
+    return reply.header("Cache-Control", "no-store").send({ ok: true, data });
+  });
 
   app.post("/mcp", async (request, reply) => {
     const auth = await authenticate(request, reply);
@@ -439,7 +470,11 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
     callTimeoutMs: settings.callTimeoutMs,
     authenticate: limitedAuthenticate,
   });
-  await registerConsole(app, settings.consoleDir);
+  await registerConsole(app, {
+    dir: settings.consoleDir,
+    signIn: settings.consoleSignIn ? { ...settings.consoleSignIn, issuer: settings.issuer } : undefined,
+    log,
+  });
 
   // Short-lived, signed file downloads (§5 `url`).
   app.get<{ Params: { id: string } }>("/files/:id", async (request, reply) => {

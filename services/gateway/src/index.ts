@@ -1,7 +1,19 @@
 export { type AdminReadDeps, registerAdminReads } from "./admin-reads.ts";
 export { MAX_ARGUMENT_DEPTH, type ParsedBody, parseBody } from "./body.ts";
 export { GatewayConfigSchema, type GatewayEnv, gatewaySettings } from "./config.ts";
-export { CONSOLE_CSP, DEFAULT_CONSOLE_DIR, registerConsole } from "./console.ts";
+export {
+  CONSOLE_CSP,
+  CONSOLE_ENV,
+  type ConsoleEnv,
+  type ConsoleOptions,
+  type ConsoleSignIn,
+  consoleCsp,
+  consoleEnvProblems,
+  consoleSignInFromEnv,
+  DEFAULT_CONSOLE_DIR,
+  issuerConnectSources,
+  registerConsole,
+} from "./console.ts";
 export { createGateway, type GatewayOptions } from "./gateway.ts";
 export { closeGracefully, createHttpServer, type HttpDeps, type HttpSettings } from "./http.ts";
 export {

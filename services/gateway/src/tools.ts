@@ -16,8 +16,10 @@ import {
   type RunData,
   type RunView,
   requestFingerprint,
+  TOOL_ANNOTATIONS,
   TOOL_ARGS,
   TOOL_DESCRIPTIONS,
+  TOOL_TITLES,
   type ToolArgs,
   type ToolName,
   type ToolResult,
@@ -87,7 +89,13 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
       unknown
     >;
     const { $schema: _s, ...inputSchema } = schema;
-    return { name, description: TOOL_DESCRIPTIONS[name], inputSchema: inputSchema as Tool["inputSchema"] };
+    return {
+      name,
+      title: TOOL_TITLES[name],
+      description: TOOL_DESCRIPTIONS[name],
+      inputSchema: inputSchema as Tool["inputSchema"],
+      annotations: { ...TOOL_ANNOTATIONS[name] },
+    };
   });
   const describe: DescribeResult = {
     protocol: "agentprocess",

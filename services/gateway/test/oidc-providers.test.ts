@@ -459,7 +459,11 @@ describe("issue #12: tokens as five providers issue them, verified against a JWK
           alg: provider.alg,
           ...(provider.header ? { header: provider.header } : {}),
         });
-        expect(await verifier.verify(token), t.who).toEqual({ ok: true, identity: t.identity });
+        expect(await verifier.verify(token), t.who).toEqual({
+          ok: true,
+          identity: t.identity,
+          expiresAt: expect.any(Number),
+        });
       }
     });
   }

@@ -40,7 +40,7 @@ export function Inbox() {
   return (
     <>
       <PageTitle text="Inbox">Inbox</PageTitle>
-      {session.claims.kind === "agent" && (
+      {session.me.kind === "agent" && (
         <ErrorBox
           title="This is an agent's token."
           message="The inbox lists work for people; an agent claims steps over MCP instead."

@@ -11,6 +11,7 @@ import {
 } from "@baton/auth";
 import { LocalBlobStore } from "@baton/blob";
 import { type Bus, CONTRACTS, call, InProcessBus } from "@baton/bus";
+import { CheckConfigSchema, checkSettings } from "@baton/check";
 import { type Clock, type ClockMover, systemClock } from "@baton/clock";
 import { ensureConsoleBuilt } from "@baton/console";
 import { openEmbedded } from "@baton/db";
@@ -24,7 +25,7 @@ import {
   type RateLimits,
   startGateway,
 } from "@baton/gateway";
-import { createLogger, type Logger } from "@baton/kit";
+import { createLogger, type Logger, parseEnv } from "@baton/kit";
 import { devMailDir, devNotifierSettings, startNotifier } from "@baton/notifier";
 import { iso } from "@baton/process";
 import { DEFAULTS, type Identity } from "@baton/protocol";
@@ -206,7 +207,9 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
 
   // The services, each started as `baton serve` starts it, on this process's infrastructure.
   const db = database.db;
-  const registry = await startRegistry({}, { db, bus, clock, log });
+  // The check profile's evaluator, from the same BATON_CHECK_* the services read (check.md §5).
+  const check = checkSettings(parseEnv(CheckConfigSchema, process.env, "dev"));
+  const registry = await startRegistry({ evaluator: check.evaluator !== null }, { db, bus, clock, log });
   const evidence = await startEvidence({}, { db, bus, blobs, clock, log });
   const engine = await startEngine(
     {
@@ -217,6 +220,8 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
       operatorGroup: DEFAULTS.operatorGroup,
       secret,
       callTimeoutMs: 10_000,
+      check: check.limits,
+      evaluator: check.evaluator,
     },
     { db, bus, clock, log },
   );
@@ -256,6 +261,7 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
       callTimeoutMs: 15_000,
       version: "0.1.0",
       ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
+      check,
     },
     { bus, clock, log, blobs },
   );

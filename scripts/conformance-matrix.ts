@@ -17,7 +17,6 @@ import {
   ITEM_ID,
   type Item,
   NOTES,
-  PENDING,
   TOOL_ERRORS,
   TOOLS,
   tagsOf,
@@ -119,8 +118,8 @@ export function buildMatrix(tests: CollectedTest[], sources: Sources): Matrix {
   const toolItems: Item[] = TOOL_ERRORS.map((e) => ({ id: e.id, group: e.tool, text: e.says }));
   const items = [...checklist, ...toolItems];
   const known = new Set(items.map((i) => i.id));
-  for (const id of [...Object.keys(PENDING), ...Object.keys(NOTES)])
-    if (!known.has(id)) problems.push(`${id}: listed as pending or with a note, but no item has that id`);
+  for (const id of Object.keys(NOTES))
+    if (!known.has(id)) problems.push(`${id}: listed with a note, but no item has that id`);
 
   // Tag → proofs, one per test title, merging the deployments it runs in.
   const proofs = new Map<string, Map<string, Proof>>();
@@ -142,13 +141,6 @@ export function buildMatrix(tests: CollectedTest[], sources: Sources): Matrix {
   const proven = new Set<string>();
   const status = (item: Item): string => {
     const found = [...(proofs.get(item.id)?.values() ?? [])];
-    if (PENDING[item.id]) {
-      if (found.length > 0)
-        problems.push(
-          `${item.id}: pending issue #14, yet "${found[0]?.title}" proves it; remove it from PENDING`,
-        );
-      return `*pending* — ${PENDING[item.id]}`;
-    }
     if (found.length === 0) {
       problems.push(`${item.id}: no collected test proves it`);
       return "**no test**";
@@ -213,7 +205,6 @@ export function buildMatrix(tests: CollectedTest[], sources: Sources): Matrix {
     const parts = rule.name.split(" > ");
     out.push(`| ${cell(ruleOf(rule))} | ${cell(parts.slice(0, -1).join(" › "))} |`);
   }
-  const pending = checklist.filter((i) => PENDING[i.id]).length;
   const count = (list: Item[]) => list.filter((i) => proven.has(i.id)).length;
   const head = [
     "# Conformance matrix",
@@ -230,11 +221,11 @@ export function buildMatrix(tests: CollectedTest[], sources: Sources): Matrix {
     "(`test/conformance/conformance.test.ts`; with a manual clock, `test/conformance/timed.test.ts`); it is cited",
     "as its scenario group (`test/conformance/scenarios/`) › its title, without the tag.",
     "",
-    "| | items | proven | pending issue #14 |",
-    "|---|---|---|---|",
-    `| checklist (\`conformance/CONFORMANCE-CHECKLIST.md\`) | ${checklist.length} | ${count(checklist)} | ${pending} |`,
-    `| tool errors (\`conformance/tools.md\`, revision 10) | ${toolItems.length} | ${count(toolItems)} | 0 |`,
-    `| §2 rules (\`${RULE_TABLE}\`) | ${rules.length} | ${rules.length} | 0 |`,
+    "| | items | proven |",
+    "|---|---|---|",
+    `| checklist (\`conformance/CONFORMANCE-CHECKLIST.md\`) | ${checklist.length} | ${count(checklist)} |`,
+    `| tool errors (\`conformance/tools.md\`, revision 10) | ${toolItems.length} | ${count(toolItems)} |`,
+    `| §2 rules (\`${RULE_TABLE}\`) | ${rules.length} | ${rules.length} |`,
     "",
   ];
   return { markdown: `${[...head, ...out].join("\n")}\n`, problems };

@@ -1,7 +1,7 @@
 /**
  * What the conformance suite must prove, item by item (issue #9, docs/conformance-matrix.md): every
  * item of the reviewers' checklist (`conformance/CONFORMANCE-CHECKLIST.md`), every error of every
- * tool (`conformance/tools.md`, revision 10), and the profile items that wait for issue #14.
+ * tool (`conformance/tools.md`, revision 10).
  *
  * A test says what it proves by a tag at the start of its name: the ids of its items in brackets,
  * separated by spaces — `it("[R2-5 #50 submit.conflict:requestId] expense: …")`. Ids:
@@ -286,28 +286,8 @@ export const TOOL_ERRORS: ToolError[] = [
   ),
 ];
 
-/**
- * Items that only the profiles can show (issue #14, in progress): no core process forks, so these are
- * listed as pending and the guard accepts no other exception. Each must have no test until the
- * profile lands; then its test carries the tag and the entry goes.
- */
-export const PENDING: Record<string, string> = {
-  "R3-1a": "parallel-1 (issue #14): the major-incident happy path forks three branches and joins them.",
-  "R3-1d": "parallel-1 (issue #14): a rejection after the join rewinds the parallel region.",
-  "R2-B11": "parallel-1 (issue #14): the fork happens when the parallel step becomes ready.",
-  "R3-Q2": "parallel-1 (issue #14): branch work items are created in the write that forks.",
-  "R3-Q3": "parallel-1 (issue #14): a parallel step records nothing in run data.",
-  "R3-Q7": "parallel-1 (issue #14): a second occurrence of a branch has only new work-item ids and history.",
-  "R3-Q8": "parallel-1 (issue #14): a decision can be refused as stale more than once as siblings complete.",
-  "R3-Q18": "parallel-1 (issue #14): the post-join rejection the reviewers asked for (parallel §3 Rework).",
-};
-
-/** What a covered item's proof leaves to issue #14 (shown beside the tests in the matrix). */
+/** What a covered item's proof leaves unsaid (shown beside the tests in the matrix). */
 export const NOTES: Record<string, string> = {
-  "R3-1b": "the core form (one open step); the sibling form needs parallel-1 (issue #14).",
-  "R3-1c":
-    "the core form (an escalated step failed by an operator); the branch form needs parallel-1 (issue #14).",
-  "R3-Q13": "readiness; the fork moment and a fresh due on re-fork need parallel-1 (issue #14).",
   "#74":
     "over MCP, the assignee sees `overdue` on the item; the notice itself is the `step.overdue` event (distributed only), once per attempt.",
   "#87":

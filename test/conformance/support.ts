@@ -36,6 +36,45 @@ export interface ManualClock {
 }
 
 /**
+ * One reply of a scripted evaluator to one question (profiles/check.md §2–§3): an answer (`json`, as
+ * the model would give it), text that is not one (`raw`, malformed), an answer that passes any
+ * threshold (`pass`), an HTTP error, no answer until the server's time-out (`hang`: slow), the
+ * connection dropped (`down`), or no answer until the test releases it (`hold`, then a pass).
+ */
+export type EvaluatorReply =
+  | { json: unknown }
+  | { raw: string }
+  | { pass: true }
+  | { status: number; text?: string }
+  | "hang"
+  | "down"
+  | "hold";
+
+/** One question the evaluator was asked: the script marker of the submission, and the scripted `ask` it matched. */
+export interface SeenQuestion {
+  marker: string | null;
+  ask: string | null;
+  body: { model: string; messages: { role: string; content: string }[] };
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/**
+ * The evaluator the server under test is configured with, scripted by the test (the check profile):
+ * a submission whose `summary` carries `[script:<marker>]` is answered from the script of that
+ * marker — per question (a piece of its `ask`), one reply per attempt, the last repeating; anything
+ * unscripted is answered so that it passes.
+ */
+export interface ScriptedEvaluator {
+  /** The model name the server records on every verdict. */
+  model: string;
+  script(marker: string, replies: Record<string, EvaluatorReply[]>): void;
+  /** Every question asked about submissions carrying `marker`, in arrival order. */
+  seen(marker: string): SeenQuestion[];
+  /** Answers every request of `marker` held by a `hold` reply, with a passing answer. */
+  release(marker: string): void;
+}
+
+/**
  * The server under test, as the scenarios use it. `publish` imports and publishes a process folder in
  * `org` with roles bound to groups, and rejects with the server's issues when it is refused (§2, §7).
  */
@@ -44,6 +83,8 @@ export interface ConformanceTarget {
   publish(folder: string, bindings?: Record<string, string>, org?: string): Promise<Published>;
   /** Present when the server offers a manual clock; the timed scenarios need it. */
   clock?: ManualClock;
+  /** Present when the server's check evaluator is one the test scripts; the check scenarios need it. */
+  evaluator?: ScriptedEvaluator;
   stop(): Promise<void>;
 }
 
@@ -71,6 +112,21 @@ export const CORE_FIXTURES = [
 
 /** This suite's processes that a conforming server must refuse at publication (published by their tests). */
 export const REFUSED = new Set(["approval-list-next", "branches-key"]);
+
+/**
+ * The fixtures and this suite's processes that need a profile (conformance/README.md: "a server
+ * publishes each one only if it offers that profile"), by the profile's `describe` name.
+ */
+export const PROFILE_FIXTURES: Record<string, string> = {
+  "major-incident": "parallel-1",
+  "vendor-check": "check-1",
+};
+export const PROFILE_PROCESSES: Record<string, string> = {
+  "parallel-agents": "parallel-1",
+  "incident-agent-comms": "parallel-1",
+  "checked-review": "check-1",
+  "advisory-draft": "check-1",
+};
 
 export const FIXTURES_DIR = join(CONFORMANCE_DIR, "../../conformance/fixtures");
 export const PROCESSES_DIR = join(CONFORMANCE_DIR, "processes");
@@ -101,8 +157,21 @@ export function corePublications(): Publication[] {
     ...CORE_FIXTURES.map(fixture),
     SPEC_EXAMPLE,
     ...readdirSync(PROCESSES_DIR)
-      .filter((n) => !REFUSED.has(n))
+      .filter((n) => !REFUSED.has(n) && PROFILE_PROCESSES[n] === undefined)
       .map(suiteProcess),
+  ];
+  return folders.map((folder) => ({ folder, bindings: sameNameBindings(folder) }));
+}
+
+/** The fixtures and suite processes of the profiles in `offered` (`describe.profiles`). */
+export function profilePublications(offered: readonly string[]): Publication[] {
+  const folders = [
+    ...Object.entries(PROFILE_FIXTURES)
+      .filter(([, profile]) => offered.includes(profile))
+      .map(([name]) => fixture(name)),
+    ...Object.entries(PROFILE_PROCESSES)
+      .filter(([, profile]) => offered.includes(profile))
+      .map(([name]) => suiteProcess(name)),
   ];
   return folders.map((folder) => ({ folder, bindings: sameNameBindings(folder) }));
 }
@@ -135,11 +204,21 @@ export class Harness {
 
   constructor(private readonly start: () => Promise<ConformanceTarget>) {}
 
-  /** Starts the server and publishes `publications` (by default {@link corePublications}), each once. */
-  async setup(publications: Publication[] = corePublications()): Promise<void> {
+  /**
+   * Starts the server and publishes `publications` (by default {@link corePublications} and the
+   * {@link profilePublications} of the profiles its `describe` lists), each once.
+   */
+  async setup(publications?: Publication[]): Promise<void> {
     this.target = await this.start();
+    let all = publications;
+    if (!all) {
+      const reader = await this.target.session({ kind: "agent", id: "a_setup" });
+      const offered: string[] = (await reader.ok("describe")).profiles;
+      await reader.close();
+      all = [...corePublications(), ...profilePublications(offered)];
+    }
     const done = new Set<string>();
-    for (const { folder, bindings = {} } of publications) {
+    for (const { folder, bindings = {} } of all) {
       const key = JSON.stringify([folder, bindings]);
       if (done.has(key)) continue;
       done.add(key);
@@ -157,6 +236,13 @@ export class Harness {
     if (!this.target.clock)
       throw new Error("this scenario moves time: the server under test needs a manual clock");
     return this.target.clock;
+  }
+
+  /** The server's scripted evaluator; a check scenario fails at once on a server without one. */
+  get evaluator(): ScriptedEvaluator {
+    if (!this.target.evaluator)
+      throw new Error("this scenario scripts the check's evaluator: the server under test needs one");
+    return this.target.evaluator;
   }
 
   /** The MCP session of an identity, created once. */

@@ -107,6 +107,13 @@ const CASES: {
     answer: { ok: false, error: { code: "not_found" } },
   },
   {
+    subject: SUBJECTS.engineReport,
+    malformed: { name: "advisory-draft", since: "yesterday" },
+    issues: [expect.stringMatching(/^payload\.since: /)],
+    valid: () => call(bus, CONTRACTS.engineReport, { name: "nothing-here" }, asOperator()),
+    answer: { ok: false, error: { code: "not_found" } },
+  },
+  {
     subject: SUBJECTS.registry,
     malformed: { op: "publish" },
     issues: ["payload.draftId: required"],

@@ -94,12 +94,11 @@ describe("registry: import, bind, publish (§7, §6 rule 5)", () => {
     await agent.close();
   });
 
-  it.each([
-    ["major-incident", "parallel-1"],
-    ["vendor-check", "check-1"],
-  ])(
-    "refuses %s at publication: it needs the %s profile, which Baton does not offer (§8)",
-    async (name, profile) => {
+  it("publishes major-incident (parallel-1 is always offered) and refuses vendor-check while no evaluator is configured: check-1 is offered only with one (§8; check.md preamble)", async () => {
+    const agent = await baton.session({ kind: "agent", id: "a_profiles" });
+    expect((await agent.ok("describe")).profiles).toEqual(["parallel-1"]);
+    await agent.close();
+    const publish = async (name: string) => {
       const imported = await api("POST", "/api/processes", {
         folderName: name,
         source: source(join(FIXTURES, name)),
@@ -109,14 +108,18 @@ describe("registry: import, bind, publish (§7, §6 rule 5)", () => {
       await api("PUT", `/api/drafts/${imported.body.data.draftId}/bindings`, {
         bindings: Object.fromEntries(roles.map((r) => [r, r])),
       });
-      const published = await api("POST", `/api/drafts/${imported.body.data.draftId}/publish`);
-      expect(published.status).toBe(400);
-      expect(published.body.error.code).toBe("invalid");
-      expect(published.body.error.issues).toEqual([
-        `PROCESS.md: needs the ${profile} profile, which this server does not offer (describe.profiles)`,
-      ]);
-    },
-  );
+      return api("POST", `/api/drafts/${imported.body.data.draftId}/publish`);
+    };
+    const incident = await publish("major-incident");
+    expect(incident.status).toBe(200);
+    expect(incident.body.data).toMatchObject({ name: "major-incident", version: 1 });
+    const vendor = await publish("vendor-check");
+    expect(vendor.status).toBe(400);
+    expect(vendor.body.error.code).toBe("invalid");
+    expect(vendor.body.error.issues).toEqual([
+      "PROCESS.md: needs the check-1 profile, which this server does not offer (describe.profiles): no evaluator is configured (BATON_CHECK_URL)",
+    ]);
+  });
 
   it("import creates a draft that names every role to bind and shows requires (§7)", async () => {
     const imported = await api("POST", "/api/processes", {

@@ -2,7 +2,7 @@ import { type Bus, envelope } from "@baton/bus";
 import type { Clock } from "@baton/clock";
 import type { Db } from "@baton/db";
 import { silentLogger } from "@baton/kit";
-import { DEFAULTS, type Identity, OFFERED_PROFILES, OFFERED_TOOLS, type ToolResult } from "@baton/protocol";
+import { DEFAULTS, type Identity, OFFERED_TOOLS, offeredProfiles, type ToolResult } from "@baton/protocol";
 import { AllPartitions, createEngine, type EngineService } from "../../services/engine/src/index.ts";
 import { createRegistry } from "../../services/registry/src/index.ts";
 
@@ -57,7 +57,7 @@ export async function publishProcess(
     bus: deps.bus,
     clock: deps.clock,
     log: silentLogger,
-    offers: { tools: OFFERED_TOOLS, profiles: OFFERED_PROFILES },
+    offers: { tools: OFFERED_TOOLS, profiles: offeredProfiles(false) },
   });
   const call = (payload: unknown) =>
     registry.handle(envelope("registry", OPERATOR, payload, Date.now() + 30_000) as never);

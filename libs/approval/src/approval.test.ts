@@ -129,10 +129,12 @@ describe("the run.ended receiver", () => {
       "webhook-signature": new Webhook(key).sign(id, at, body),
     };
   };
+  // A fixed event time: the same arguments give the same body, so a body built twice (once to send,
+  // once to sign) still verifies even when the millisecond turns between the two.
   const ended = (runId: string, outcome: string | null = "approved") =>
     JSON.stringify({
       type: "run.ended",
-      timestamp: new Date().toISOString(),
+      timestamp: "2026-12-01T10:00:00.000Z",
       data: { org: "default", runId, process: "tool-approval-high", state: "ended", outcome },
     });
 

@@ -2,6 +2,8 @@
 import {
   type AgentWorkItem,
   CancelArgs,
+  type CheckReport,
+  CheckReportQuery,
   ClaimArgs,
   type ClaimResult,
   DecideArgs,
@@ -52,6 +54,7 @@ import { z } from "zod";
  * | `engine.p<k>` | the engine replica owning partition k | {@link EngineWrite} |
  * | `engine.read` | any engine replica (queue `engine`) | {@link EngineRead} |
  * | `engine.journal` | any engine replica (queue `engine`) | {@link JournalRead} |
+ * | `engine.report` | any engine replica (queue `engine`) | {@link CheckReportRead} |
  * | `registry` | any registry replica (queue `registry`) | {@link RegistryCall} |
  * | `registry.read` | any registry replica (queue `registry`) | {@link RegistryRead} |
  * | `evidence` | any evidence replica (queue `evidence`) | {@link EvidenceCall} |
@@ -70,6 +73,7 @@ export const SUBJECTS = {
   scheduler: "scheduler",
   registryRead: "registry.read",
   engineJournal: "engine.journal",
+  engineReport: "engine.report",
   notifier: "notifier",
   event: (org: string, type: string) => `events.${encodeURIComponent(org).replace(/[.%*>]/g, "_")}.${type}`,
 } as const;
@@ -161,6 +165,13 @@ export interface EngineReadReplies {
  */
 export const JournalRead = JournalQuery;
 export type JournalRead = JournalQuery;
+
+/**
+ * The check agreement report (issue #14, docs/check-report.md), for an operator of the caller's
+ * organization. Replies `ToolResult<CheckReport>`.
+ */
+export const CheckReportRead = CheckReportQuery;
+export type CheckReportRead = CheckReportQuery;
 
 /**
  * Registry calls: the catalog tool and the admin API (§7 import, bind, publish). `bindings` travel
@@ -454,6 +465,14 @@ const engineJournal: Contract<JournalRead, { reply: ToolResult<JournalPage> }> =
   type: () => SUBJECTS.engineJournal,
 };
 
+/** `engine.report`: the check agreement report (issue #14). */
+const engineReport: Contract<CheckReportRead, { reply: ToolResult<CheckReport> }> = {
+  ...queued(SUBJECTS.engineReport, QUEUES.engine, "identified"),
+  request: CheckReportRead,
+  replies: { reply: toolResult(shape<CheckReport>()) },
+  type: () => SUBJECTS.engineReport,
+};
+
 /** `registry`: `list_processes` and the admin API's import, bind, publish (§7). */
 const registry: Contract<RegistryCall, RegistryReplies> = {
   ...queued(SUBJECTS.registry, QUEUES.registry, "identified"),
@@ -528,6 +547,7 @@ export const CONTRACTS = {
   engineWrite,
   engineRead,
   engineJournal,
+  engineReport,
   registry,
   registryRead,
   evidence,

@@ -14,6 +14,7 @@ export {
 } from "./bus.ts";
 export {
   type AnyContract,
+  CheckReportRead,
   ClockReply,
   CONTRACTS,
   type Contract,

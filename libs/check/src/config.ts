@@ -100,6 +100,12 @@ export function checkEnvIssues(env: Partial<CheckEnv>, ctx: z.RefinementCtx): vo
   }
 }
 
+/**
+ * The check environment alone, with its cross-field rules: what `baton dev` reads (each service's own
+ * schema spreads {@link CHECK_ENV} and adds {@link checkEnvIssues} instead).
+ */
+export const CheckConfigSchema = z.object(CHECK_ENV).superRefine(checkEnvIssues);
+
 /** The evaluator's settings, or `null` when none is configured (check-1 is then not offered). */
 export function evaluatorSettings(env: CheckEnv): ChatCompletionsSettings | null {
   if (env.BATON_CHECK_URL === undefined || env.BATON_CHECK_MODEL === undefined) return null;
@@ -113,15 +119,51 @@ export function evaluatorSettings(env: CheckEnv): ChatCompletionsSettings | null
 }
 
 /**
+ * The check profile's server limits (check.md §5), in the shape the engine's `EngineConfig.check`
+ * takes; `describe.limits` publishes them as `checkPass`, `checkFail`, `checkConfidence`,
+ * `checkStateBytes`.
+ */
+export interface CheckLimitSettings {
+  /** `checkPass`: a yes/no answer at or above it passes. */
+  pass: number;
+  /** `checkFail`: a yes/no answer below it fails; null: none (below `pass` fails). */
+  fail: number | null;
+  /** `checkConfidence`: a choice or rubric answer below it is unsure. */
+  confidence: number;
+  /** `checkStateBytes`: the most run data the evaluator is shown, bytes. */
+  stateBytes: number;
+}
+
+/**
+ * What a service reads of the check profile's environment: the evaluator (null when none is
+ * configured, so `check-1` is not offered) and the limits of check.md §5.
+ */
+export interface CheckSettings {
+  evaluator: ChatCompletionsSettings | null;
+  limits: CheckLimitSettings;
+}
+
+/** No evaluator, the server defaults: what a service runs with when `BATON_CHECK_*` is unset. */
+export const NO_EVALUATOR: CheckSettings = {
+  evaluator: null,
+  limits: {
+    pass: DEFAULTS.checkPass,
+    fail: DEFAULTS.checkFail,
+    confidence: DEFAULTS.checkConfidence,
+    stateBytes: DEFAULTS.checkStateBytes,
+  },
+};
+
+/** The check settings of a parsed environment (the evaluator and the limits). */
+export function checkSettings(env: CheckEnv): CheckSettings {
+  return { evaluator: evaluatorSettings(env), limits: checkLimits(env) };
+}
+
+/**
  * `describe.limits`' check fields (check.md §5) from the environment, in the shape the engine's
  * `EngineConfig.check` takes: `{ pass, fail, confidence, stateBytes }`.
  */
-export function checkLimits(env: CheckEnv): {
-  pass: number;
-  fail: number | null;
-  confidence: number;
-  stateBytes: number;
-} {
+export function checkLimits(env: CheckEnv): CheckLimitSettings {
   return {
     pass: env.BATON_CHECK_PASS,
     fail: env.BATON_CHECK_FAIL ?? null,

@@ -6,7 +6,18 @@
  */
 
 export { ChatCompletionsEvaluator, type ChatCompletionsSettings, parseAnswer } from "./chat-completions.ts";
-export { CHECK_ENV, type CheckEnv, checkEnvIssues, checkLimits, evaluatorSettings } from "./config.ts";
+export {
+  CHECK_ENV,
+  CheckConfigSchema,
+  type CheckEnv,
+  type CheckLimitSettings,
+  type CheckSettings,
+  checkEnvIssues,
+  checkLimits,
+  checkSettings,
+  evaluatorSettings,
+  NO_EVALUATOR,
+} from "./config.ts";
 export {
   answerRequest,
   type Evaluator,

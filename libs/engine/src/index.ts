@@ -1,4 +1,5 @@
 export { type Accepted, accept, routesOf, type Submission } from "./acceptance.ts";
+export { AgreementTally, type ReportedRun } from "./agreement.ts";
 export { checkLines, DEFAULT_CHECK_LIMITS, shownRunData, verdictOf } from "./check.ts";
 export {
   type Actor,

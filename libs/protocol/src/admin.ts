@@ -108,6 +108,89 @@ export interface JournalPage {
 }
 
 /**
+ * `GET /api/processes/:name/check-report?since=<RFC 3339>` (`baton report checks`, issue #14): the
+ * agreement of a process's recorded check verdicts with its approvers' decisions (check.md §4 "earn
+ * trust first"; docs/check-report.md). Operators only.
+ */
+export const CheckReportQuery = z.strictObject({
+  name: z.string().min(1).max(64),
+  /** Only verdicts recorded at or after this instant (RFC 3339 with an offset); absent: all. */
+  since: z.iso.datetime({ offset: true }).optional(),
+});
+export type CheckReportQuery = z.infer<typeof CheckReportQuery>;
+
+/**
+ * What followed a group of verdicts: the next `approved` or `rejected` decision of an approve step on
+ * the same attempt, or none yet (`undecided`).
+ */
+export interface DecisionCounts {
+  approved: number;
+  rejected: number;
+  undecided: number;
+}
+
+/**
+ * Agreement of one kind of result with the decisions: `agree` counts pass·approved and
+ * fail·rejected, `disagree` pass·rejected and fail·approved; `agreement` is agree / (agree +
+ * disagree), null when neither happened. Unsure and error never count towards it.
+ */
+export interface Agreement {
+  agree: number;
+  disagree: number;
+  agreement: number | null;
+}
+
+/** One question of a checked step (by its `ask` and kind), its results paired with the decisions. */
+export interface QuestionAgreement extends Agreement {
+  ask: string;
+  kind: "yes_no" | "choice" | "rubric";
+  results: { pass: DecisionCounts; fail: DecisionCounts; unsure: DecisionCounts };
+}
+
+/** A verdict the decision went against (pass then rejected, fail then approved). */
+export interface Disagreement {
+  runId: string;
+  verdict: "pass" | "fail";
+  decision: "approved" | "rejected";
+  /** The approve step that decided. */
+  decidedOn: string;
+  decidedBy: string;
+  /** When the checked completion was recorded and when the decision was made, RFC 3339. */
+  checkedAt: string;
+  decidedAt: string;
+  advisory: boolean;
+}
+
+/** One checked step of the process. */
+export interface StepAgreement extends Agreement {
+  stepId: string;
+  /** Verdicts recorded on completions of this step (every run, every attempt). */
+  verdicts: number;
+  /** Of them, those followed by a decision. */
+  decided: number;
+  /** By verdict, the decisions that followed; unsure and error are counted here, apart from `agreement`. */
+  byVerdict: {
+    pass: DecisionCounts;
+    fail: DecisionCounts;
+    unsure: DecisionCounts;
+    error: DecisionCounts;
+  };
+  questions: QuestionAgreement[];
+  /** Every verdict the decision went against, oldest first. */
+  disagreements: Disagreement[];
+}
+
+/** The report: the runs read and one entry per checked step, in step order of first appearance. */
+export interface CheckReport {
+  process: string;
+  /** The `since` asked for, or null. */
+  since: string | null;
+  /** Live runs of the process read (test runs are left out). */
+  runs: number;
+  steps: StepAgreement[];
+}
+
+/**
  * `GET /api/whoami`: the caller as this server verified and mapped their bearer token (issue #16),
  * so a person can tell why they do or do not see a work item. The deployment's claim mapping (issue
  * #12, docs/security.md) has been applied: these are the values every rule is checked against, not

@@ -8,11 +8,18 @@ import { TOOL_NAMES, type ToolName } from "./tools.ts";
  */
 export const OFFERED_TOOLS: readonly ToolName[] = TOOL_NAMES;
 
+/** The profiles Baton implements (§8; profiles/parallel.md, profiles/check.md), by their `describe` names. */
+export const PROFILES = { parallel: "parallel-1", check: "check-1" } as const;
+
 /**
- * Profiles offered in `describe.profiles` and at publication: none yet. The engine's core runs
- * `parallel-1` and `check-1` (issue #14); they are offered once the services run them too.
+ * The profiles offered in `describe.profiles` and at publication (§8): `parallel-1` always, and
+ * `check-1` only while an evaluator is configured (check.md preamble: "lists it only while an
+ * evaluator is configured"; `BATON_CHECK_URL` and `BATON_CHECK_MODEL`). The gateway (`describe`) and
+ * the registry (publication) both call this with their own reading of the same environment.
  */
-export const OFFERED_PROFILES: readonly string[] = [];
+export function offeredProfiles(evaluator: boolean): string[] {
+  return evaluator ? [PROFILES.parallel, PROFILES.check] : [PROFILES.parallel];
+}
 
 /** Server defaults, published in `describe` (`leaseSeconds`, `maxUploadBytes`, `limits.runDataBytes`). */
 export const DEFAULTS = {

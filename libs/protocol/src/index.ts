@@ -1,12 +1,19 @@
 export {
+  type Agreement,
+  type CheckReport,
+  CheckReportQuery,
   type ConsoleConfig,
+  type DecisionCounts,
+  type Disagreement,
   type DraftView,
   type JournalEntry,
   type JournalPage,
   JournalQuery,
   type Published,
+  type QuestionAgreement,
   RESOURCE_PARAMETERS,
   type ResourceParameter,
+  type StepAgreement,
   type VersionDetail,
   type VersionList,
   type VersionSummary,
@@ -14,7 +21,7 @@ export {
   type WhoAmI,
 } from "./admin.ts";
 export { canonicalJson, requestFingerprint } from "./canonical.ts";
-export { DEFAULTS, OFFERED_PROFILES, OFFERED_TOOLS } from "./capabilities.ts";
+export { DEFAULTS, OFFERED_TOOLS, offeredProfiles, PROFILES } from "./capabilities.ts";
 export {
   answerSchema,
   CheckAnswer,

@@ -11,6 +11,7 @@ import {
 } from "@baton/auth";
 import { LocalBlobStore } from "@baton/blob";
 import { type Bus, CONTRACTS, call, InProcessBus } from "@baton/bus";
+import { CheckConfigSchema, checkSettings } from "@baton/check";
 import { type Clock, type ClockMover, systemClock } from "@baton/clock";
 import { ensureConsoleBuilt } from "@baton/console";
 import { openEmbedded, pingDatabase } from "@baton/db";
@@ -24,7 +25,7 @@ import {
   type RateLimits,
   startGateway,
 } from "@baton/gateway";
-import { createLogger, Health, type Logger } from "@baton/kit";
+import { createLogger, Health, type Logger, parseEnv } from "@baton/kit";
 import { devMailDir, devNotifierSettings, startNotifier } from "@baton/notifier";
 import { iso } from "@baton/process";
 import { DEFAULTS, type Identity } from "@baton/protocol";
@@ -210,7 +211,9 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
   // the services add (the file store, the engine's partitions).
   const health = new Health();
   health.add("pglite", () => pingDatabase(db));
-  const registry = await startRegistry({}, { db, bus, clock, log });
+  // The check profile's evaluator, from the same BATON_CHECK_* the services read (check.md §5).
+  const check = checkSettings(parseEnv(CheckConfigSchema, process.env, "dev"));
+  const registry = await startRegistry({ evaluator: check.evaluator !== null }, { db, bus, clock, log });
   const evidence = await startEvidence({}, { db, bus, blobs, clock, log, health });
   const engine = await startEngine(
     {
@@ -221,6 +224,8 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
       operatorGroup: DEFAULTS.operatorGroup,
       secret,
       callTimeoutMs: 10_000,
+      check: check.limits,
+      evaluator: check.evaluator,
     },
     { db, bus, clock, log, health },
   );
@@ -261,6 +266,7 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
       version: "0.1.0",
       ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
       ops: health,
+      check,
     },
     { bus, clock, log, blobs, health },
   );

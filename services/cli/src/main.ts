@@ -13,6 +13,7 @@ import {
   webhookDeliveries,
 } from "./notify.ts";
 import { publishFolder } from "./publish.ts";
+import { fetchCheckReport, formatCheckReport, sinceInstant } from "./report.ts";
 import {
   consoleLink,
   DEFAULT_ORG,
@@ -63,6 +64,11 @@ Usage:
   baton evidence gc --older-than <duration> [--delete] [--url URL] [--token T] [--data-dir DIR] [--org O]
       Lists the organization's stored files that no upload cites and no upload in progress needs,
       older than the duration (e.g. 7d; at least 1m); deletes them only with --delete.
+  baton report checks <process> [--since DATE] [--json] [--url URL] [--token T] [--data-dir DIR] [--org O]
+      How the process's recorded check verdicts agreed with its approvers' decisions (check profile,
+      "earn trust first"): per checked step and question the counts, the agreement rate (pass with
+      approved, fail with rejected; unsure and error counted apart) and the runs where they
+      disagreed. DATE is YYYY-MM-DD or an RFC 3339 time. For operators; see docs/check-report.md.
   baton validate <PROCESS.md or folder>… [--json]
       Prints every issue as path:line:col: message; exits 1 when any.
   baton webhook add <target-url> [--events t1,t2] [--include-test-runs] [--json] [--url URL] [--token T] [--data-dir DIR] [--org O]
@@ -410,6 +416,23 @@ async function webhook(argv: string[]) {
   }
 }
 
+/** `baton report checks <process>` (issue #14): the check agreement report. */
+async function report(argv: string[]) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { ...TARGET_OPTIONS, since: { type: "string" } },
+  });
+  const [sub, name, ...extra] = positionals;
+  if (sub !== "checks" || !name || extra.length > 0)
+    fail("usage: baton report checks <process> [--since DATE] [--json]");
+  const since = values.since === undefined ? null : sinceInstant(values.since);
+  if (values.since !== undefined && since === null)
+    fail(`--since ${values.since}: use a date (2026-10-01) or an RFC 3339 time (2026-10-01T09:00:00Z)`);
+  const found = await fetchCheckReport(await adminTarget(values), name, since);
+  return print(values.json, found, formatCheckReport(found));
+}
+
 /** `baton group email <group> <address>` (issue #11). */
 async function group(argv: string[]) {
   const { values, positionals } = parseArgs({
@@ -451,6 +474,8 @@ async function main() {
       return group(rest);
     case "evidence":
       return evidence(rest);
+    case "report":
+      return report(rest);
     case undefined:
     case "help":
     case "--help":

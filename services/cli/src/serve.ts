@@ -156,10 +156,10 @@ export async function serve(name: ServiceName, processEnv: NodeJS.ProcessEnv = p
       return run(name, env, async (e, infra) => startGateway(await gatewaySettings(e), { ...infra, blobs }));
     }
     case "registry": {
-      const { RegistryConfigSchema, startRegistry } = await import("@baton/registry");
+      const { RegistryConfigSchema, registrySettings, startRegistry } = await import("@baton/registry");
       const env = parseEnv(RegistryConfigSchema, processEnv, name);
-      return run(name, env, (_e, infra) =>
-        startRegistry({}, { ...infra, db: required(infra.database, "DATABASE_URL").db }),
+      return run(name, env, (e, infra) =>
+        startRegistry(registrySettings(e), { ...infra, db: required(infra.database, "DATABASE_URL").db }),
       );
     }
     case "engine": {

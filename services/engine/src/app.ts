@@ -11,15 +11,18 @@ import {
   type Subscription,
   serve,
 } from "@baton/bus";
+import { ChatCompletionsEvaluator, type ChatCompletionsSettings, type Evaluator } from "@baton/check";
 import type { Clock } from "@baton/clock";
 import type { Db } from "@baton/db";
 import type { EngineConfig } from "@baton/engine";
 import { DEFAULT_ATTEMPT_MS, type Logger, partitionsOwned } from "@baton/kit";
 import { type FileCheck, type Identity, partitionOf } from "@baton/protocol";
+import { CheckAsker } from "./checks.ts";
 import { serveJournalReads } from "./journal.ts";
 import { OutboxRelay } from "./outbox.ts";
 import type { PartitionOwnership } from "./partitions/ownership.ts";
 import { createReads } from "./reads.ts";
+import { serveCheckReports } from "./report.ts";
 import { RunCache } from "./run-cache.ts";
 import { EngineStore } from "./store.ts";
 import { createWritePath } from "./write-path.ts";
@@ -45,7 +48,14 @@ export interface EngineDeps {
     cacheSize?: number;
     /** How long idempotency records are kept, ms (`BATON_IDEMPOTENCY_RETENTION_HOURS`; default 7 days). */
     idempotencyRetentionMs?: number;
+    /**
+     * The check profile's evaluator (`BATON_CHECK_*`, check.md §3): an OpenAI-compatible
+     * chat-completions server. Null or absent: none, so a check answers `error`.
+     */
+    evaluator?: ChatCompletionsSettings | null;
   };
+  /** An evaluator to use instead of the one `settings.evaluator` describes (tests of other evaluators). */
+  evaluator?: Evaluator;
 }
 
 /** The running engine service. */
@@ -60,7 +70,8 @@ export interface EngineService {
 /**
  * The engine shell (ARCHITECTURE rule 1): decode, load, call the pure core, commit, publish, reply.
  * It serves `engine.p<k>` for each partition k its {@link PartitionOwnership} gives it (`write-path.ts`),
- * and `engine.read` and `engine.journal` on any replica (`reads.ts`, `journal.ts`); the outbox
+ * and `engine.read`, `engine.journal` and `engine.report` on any replica (`reads.ts`, `journal.ts`,
+ * `report.ts`); the outbox
  * relay publishes each commit's domain events.
  */
 export function createEngine(deps: EngineDeps): EngineService {
@@ -71,6 +82,7 @@ export function createEngine(deps: EngineDeps): EngineService {
   const subscriptions = new Map<number, Subscription>();
   let readSub: Subscription | null = null;
   let journalSub: Subscription | null = null;
+  let reportSub: Subscription | null = null;
 
   /** The evidence service's check of `file` refs (§5); a read, so sent again when an attempt gets no answer. */
   async function verifyFiles(
@@ -93,6 +105,8 @@ export function createEngine(deps: EngineDeps): EngineService {
     return new Map(Object.entries(reply));
   }
 
+  const evaluator =
+    deps.evaluator ?? (settings.evaluator ? new ChatCompletionsEvaluator(settings.evaluator) : null);
   const { write } = createWritePath({
     store,
     cache,
@@ -100,6 +114,7 @@ export function createEngine(deps: EngineDeps): EngineService {
     tokens: new ClaimTokens(settings.secret),
     settings,
     verifyFiles,
+    checks: new CheckAsker(evaluator, log),
     committed: () => relay.kick(),
   });
   const { read } = createReads({ db, store, cache, clock, settings });
@@ -146,6 +161,7 @@ export function createEngine(deps: EngineDeps): EngineService {
       // Reads last: a replica answering reads already serves its partitions' writes.
       readSub = serve(bus, CONTRACTS.engineRead, (_request, env) => read(env), { log });
       journalSub = serveJournalReads(bus, db, log);
+      reportSub = serveCheckReports(bus, db, log);
       relay.start();
       log.info({ partitions: settings.partitions }, "engine started");
     },
@@ -153,6 +169,7 @@ export function createEngine(deps: EngineDeps): EngineService {
       await deps.ownership.stop();
       await readSub?.stop();
       await journalSub?.stop();
+      await reportSub?.stop();
       await relay.stop();
     },
   };

@@ -5,6 +5,7 @@ import { type CONTRACTS, RetryableError } from "@baton/bus";
 import type { Clock } from "@baton/clock";
 import {
   apply,
+  type Command,
   type EngineConfig,
   fileRefsOf,
   type Outcome,
@@ -15,6 +16,8 @@ import {
 } from "@baton/engine";
 import { claimLeasesExpired, transitions } from "@baton/kit";
 import {
+  type CheckAnswers,
+  type CheckRequest,
   type FileCheck,
   fail,
   type Identity,
@@ -23,6 +26,7 @@ import {
   requestFingerprint,
   type ToolResult,
 } from "@baton/protocol";
+import type { CheckAsker } from "./checks.ts";
 import { KeyedMutex } from "./keyed-mutex.ts";
 import type { RunCache } from "./run-cache.ts";
 import { type EngineStore, FenceLost, IdempotencyConflict } from "./store.ts";
@@ -52,6 +56,8 @@ export interface WritePathDeps {
     refs: string[],
     on: { deadline: number; trace?: string | undefined },
   ) => Promise<Map<string, FileCheck>>;
+  /** Asks the evaluator for a check's answers (check.md §3), outside the run's mutex. */
+  checks: CheckAsker;
   /** Called after every commit (the outbox relay's kick). */
   committed: () => void;
 }
@@ -68,6 +74,13 @@ function counted(outcome: Outcome): void {
   for (const timer of outcome.fired) if (timer.kind === "lease") claimLeasesExpired.inc();
 }
 
+/**
+ * How many times one write asks the evaluator before it answers `retry`: the answers are asked
+ * again when run data changed while the model answered (a sibling branch completed, parallel.md
+ * §3), since they were given for other material (check.md §2).
+ */
+const CHECK_ROUNDS = 3;
+
 /** One write's commit: the transition, who made it with which call, and the result to record. */
 interface Commit {
   who: Identity;
@@ -81,6 +94,8 @@ interface Commit {
   def: PublishedProcess;
   /** The result to record and reply; null for a refusal that changed the run (never recorded). */
   result: ToolResult<unknown> | null;
+  /** The evaluator's answers the command carried (check.md §3), recorded in the journal. */
+  check?: CheckAnswers | undefined;
 }
 
 /** The reply to an engine write. */
@@ -156,6 +171,7 @@ export function createWritePath(deps: WritePathDeps): {
             args: journalArgs,
             error: c.outcome.error?.code ?? null,
             timers: firedTimers(c.outcome),
+            ...(c.check ? { check: c.check } : {}),
           },
         },
         idempotency: c.result
@@ -189,15 +205,45 @@ export function createWritePath(deps: WritePathDeps): {
     return fail(c.outcome.error);
   }
 
+  /**
+   * One write to an existing run (§4): loads the run and applies the command under the run's mutex.
+   * When the core needs a check's answers (`needsCheck`, check.md §3), the mutex is released while
+   * the evaluator answers, and the same command is applied again with the answers; the run may have
+   * changed meanwhile, in which case the core asks again (up to {@link CHECK_ROUNDS} times).
+   */
   async function runCommand(
     who: Identity,
     write: RunWrite,
     on: { deadline: number; trace?: string | undefined },
-  ) {
+  ): Promise<ToolResult<unknown>> {
+    let answers: CheckAnswers | undefined;
+    for (let round = 0; round <= CHECK_ROUNDS; round++) {
+      const step = await mutex.run(write.runId, () => applyWrite(who, write, on, answers));
+      if (!("needsCheck" in step)) return step;
+      if (round === CHECK_ROUNDS) break;
+      const asked = await deps.checks.answer(step.needsCheck, on.deadline);
+      if (!asked) break;
+      answers = asked;
+    }
+    return fail(
+      protocolError(
+        "retry",
+        "the check on this submission could not be completed in time; nothing changed, retry with the same requestId",
+      ),
+    );
+  }
+
+  /** Applies one write (with the evaluator's answers, when it has them) and commits, or says what the core needs. */
+  async function applyWrite(
+    who: Identity,
+    write: RunWrite,
+    on: { deadline: number; trace?: string | undefined },
+    answers: CheckAnswers | undefined,
+  ): Promise<ToolResult<unknown> | { needsCheck: CheckRequest }> {
     const args: Record<string, unknown> = write.args;
     const requestId = write.args.requestId;
     const fingerprint = requestFingerprint(write.tool, args, who);
-    const command = toCommand(write);
+    const command = withAnswers(toCommand(write), answers);
     for (let attempt = 0; attempt < 2; attempt++) {
       const run = await cache.load(write.runId);
       if (!run || run.org !== who.org) {
@@ -209,7 +255,21 @@ export function createWritePath(deps: WritePathDeps): {
       const files = await deps.verifyFiles(who, fileRefsOf(command), on);
       const now = clock.now();
       const outcome = apply(run, command, { actor: who, now, def, config: settings, files });
-      const base = { who, tool: write.tool, requestId, fingerprint, args, before: run, outcome, def };
+      if (outcome.needsCheck) {
+        // A call already answered is replayed before any model is asked (§4).
+        return (await replay(who, requestId, fingerprint)) ?? { needsCheck: outcome.needsCheck };
+      }
+      const base = {
+        who,
+        tool: write.tool,
+        requestId,
+        fingerprint,
+        args,
+        before: run,
+        outcome,
+        def,
+        check: answers,
+      };
       if (outcome.error) {
         const replayed = await replay(who, requestId, fingerprint);
         if (replayed) return replayed;
@@ -325,7 +385,15 @@ export function createWritePath(deps: WritePathDeps): {
       if (p.tool === "tick") return mutex.run(p.runId, () => tick(p.runId));
       const who = env.identity;
       if (!who) throw new Error("engine writes carry the caller's identity");
-      return mutex.run(p.runId, () => (p.tool === "start_run" ? start(who, p) : runCommand(who, p, env)));
+      if (p.tool === "start_run") return mutex.run(p.runId, () => start(who, p));
+      // Takes the run's mutex itself, and lets go of it while an evaluator answers (check.md §3).
+      return runCommand(who, p, env);
     },
   };
+}
+
+/** The command with the evaluator's answers to its check (check.md §3); only `submit` and `decide` carry a check. */
+function withAnswers(command: Command, answers: CheckAnswers | undefined): Command {
+  if (!answers || (command.type !== "submit" && command.type !== "decide")) return command;
+  return { ...command, check: answers };
 }

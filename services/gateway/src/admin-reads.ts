@@ -1,5 +1,5 @@
 // The admin API's read endpoints (issue #16): published versions and a run's journal, for anyone in the organization.
-import { type Bus, CONTRACTS, call, JournalRead, RegistryRead } from "@baton/bus";
+import { type Bus, CheckReportRead, CONTRACTS, call, JournalRead, RegistryRead } from "@baton/bus";
 import type { Logger } from "@baton/kit";
 import {
   fail,
@@ -52,6 +52,11 @@ const whole = (value: string | undefined): number | string | undefined =>
  * - `GET /api/runs/:id/journal?after=<rev>&limit=<1–500>` → `JournalPage`: the run's committed
  *   transitions, oldest first, with a short-lived `url` on each file evidence item (§5).
  *
+ * And for an operator of the organization (issue #14):
+ *
+ * - `GET /api/processes/:name/check-report?since=<RFC 3339>` → `CheckReport`: how the process's
+ *   recorded check verdicts agreed with its approvers' decisions (docs/check-report.md).
+ *
  * Answers are `{ ok, data | error }` with the HTTP status of the error code; a bad parameter is
  * `invalid` with every issue.
  */
@@ -95,6 +100,19 @@ export function registerAdminReads(app: FastifyInstance, deps: AdminReadDeps): v
     (request, reply) => {
       const { name, version } = request.params;
       return forward(request, reply, { ...versions, query: { name, version: whole(version) } });
+    },
+  );
+  app.get<{ Params: { name: string }; Querystring: { since?: string } }>(
+    "/api/processes/:name/check-report",
+    (request, reply) => {
+      const query: Record<string, unknown> = { name: request.params.name };
+      if (request.query.since !== undefined) query.since = request.query.since;
+      return forward(request, reply, {
+        schema: CheckReportRead,
+        query,
+        refused: "bad check report query",
+        send: (report, as) => call(bus, CONTRACTS.engineReport, report, as),
+      });
     },
   );
   app.get<{ Params: { id: string }; Querystring: { after?: string; limit?: string } }>(

@@ -8,6 +8,7 @@ import {
   SECRET_RING_ENV,
 } from "@baton/auth";
 import { BLOB_ENV, BLOB_STORE_REQUIRED, blobStoreChosen } from "@baton/blob";
+import { CHECK_ENV, checkEnvIssues, checkSettings } from "@baton/check";
 import { always, OPS_ENV, SHARED_ENV } from "@baton/kit";
 import { DEFAULTS } from "@baton/protocol";
 import { z } from "zod";
@@ -51,6 +52,7 @@ export const GatewayConfigSchema = z
         "Instead of an issuer: the dev issuer key file that baton token signs with (trials and tests only).",
       ),
     ...BLOB_ENV,
+    ...CHECK_ENV,
     BATON_FILE_URL_SECONDS: z.coerce
       .number()
       .int()
@@ -105,6 +107,11 @@ export const GatewayConfigSchema = z
       // A variable these checks read failed on its own; its problem is listed already.
     }
     for (const p of problems) ctx.addIssue({ code: "custom", path: [p.path], message: p.message });
+    try {
+      checkEnvIssues(c, ctx);
+    } catch {
+      // As above.
+    }
   }, always)
   .describe(
     "Bearer tokens: set either BATON_AUTH_ISSUER and BATON_AUTH_JWKS_URL (production), or BATON_DEV_ISSUER_FILE (trials and tests); one of the two is required. File bytes: BATON_S3_BUCKET (S3) or BATON_BLOB_DIR (one host); one of the two is required.",
@@ -157,6 +164,7 @@ export async function gatewaySettings(env: GatewayEnv): Promise<GatewaySettings>
     ...(env.BATON_SECRET_PREVIOUS ? { previousSecrets: env.BATON_SECRET_PREVIOUS } : {}),
     ...(env.BATON_ALLOWED_ORIGINS ? { allowedOrigins: env.BATON_ALLOWED_ORIGINS } : {}),
     rateLimits: rateLimitsFromEnv(env),
+    check: checkSettings(env),
     // Shared by every replica through Redis when REDIS_URL is set; per replica in memory otherwise.
     ...(env.REDIS_URL ? { rateLimitRedis: { url: env.REDIS_URL, namespace: env.BATON_NAMESPACE } } : {}),
   };

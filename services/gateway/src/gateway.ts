@@ -1,9 +1,10 @@
 import { type BearerVerifier, ClaimTokens, FileUrls, runIdFor, type SecretRing } from "@baton/auth";
 import type { BlobStore } from "@baton/blob";
 import type { Bus } from "@baton/bus";
+import { type CheckSettings, NO_EVALUATOR } from "@baton/check";
 import type { Clock } from "@baton/clock";
 import { DEFAULT_ATTEMPT_MS, type Logger } from "@baton/kit";
-import { DEFAULTS, OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
+import { DEFAULTS, OFFERED_TOOLS, offeredProfiles } from "@baton/protocol";
 import type { FastifyInstance } from "fastify";
 import { type ConsoleSignIn, DEFAULT_CONSOLE_DIR } from "./console.ts";
 import { createFileLinks } from "./file-links.ts";
@@ -49,6 +50,12 @@ export interface GatewayOptions {
    */
   rateLimiter?: RateLimiter;
   rateLimits?: RateLimits;
+  /**
+   * The check profile's environment (`BATON_CHECK_*`, check.md §5): `check-1` is in
+   * `describe.profiles` only while an evaluator is configured; the limits go to `describe.limits`.
+   * Default: no evaluator, the server defaults.
+   */
+  check?: CheckSettings;
 }
 
 /**
@@ -88,7 +95,8 @@ export async function createGateway(o: GatewayOptions): Promise<FastifyInstance>
       runDataBytes: o.runDataBytes,
       maxUploadBytes: o.maxUploadBytes,
       tools: OFFERED_TOOLS,
-      profiles: OFFERED_PROFILES,
+      profiles: offeredProfiles((o.check ?? NO_EVALUATOR).evaluator !== null),
+      checkLimits: (o.check ?? NO_EVALUATOR).limits,
       callTimeoutMs: o.callTimeoutMs,
       attemptMs,
       runIdFor: (org, requestId) => runIdFor(o.secret, org, requestId),

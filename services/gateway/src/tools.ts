@@ -1,6 +1,7 @@
 import type { ClaimTokens } from "@baton/auth";
 import { type BlobStore, blobKey, type PutResult, sha256Hex } from "@baton/blob";
 import { type Bus, BusRemoteError, BusUnavailable, CONTRACTS, call, type EngineWrite } from "@baton/bus";
+import type { CheckLimitSettings } from "@baton/check";
 import type { Clock } from "@baton/clock";
 import type { Logger } from "@baton/kit";
 import {
@@ -39,7 +40,10 @@ export interface ToolSettings {
   maxUploadBytes: number;
   /** The tools this server offers (`describe.tools`, the MCP tool list). */
   tools: readonly ToolName[];
+  /** The profiles this server offers (`describe.profiles`, §8). */
   profiles: readonly string[];
+  /** The check profile's limits (check.md §5), published in `describe.limits`. */
+  checkLimits: CheckLimitSettings;
   /** How long a tool call may wait on the services, ms (wall clock). */
   callTimeoutMs: number;
   /**
@@ -107,10 +111,10 @@ export function createToolRouter(deps: ToolDeps): ToolHandler {
     maxUploadBytes: settings.maxUploadBytes,
     limits: {
       runDataBytes: settings.runDataBytes,
-      checkPass: 0.9,
-      checkFail: null,
-      checkConfidence: 0.8,
-      checkStateBytes: 65_536,
+      checkPass: settings.checkLimits.pass,
+      checkFail: settings.checkLimits.fail,
+      checkConfidence: settings.checkLimits.confidence,
+      checkStateBytes: settings.checkLimits.stateBytes,
     },
   };
 

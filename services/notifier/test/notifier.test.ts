@@ -6,7 +6,7 @@ import { type EngineWrite, envelope, InProcessBus, type RegistryCall } from "@ba
 import { ManualClock } from "@baton/clock";
 import { type Database, openEmbedded } from "@baton/db";
 import { silentLogger } from "@baton/kit";
-import { type Identity, OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
+import { type Identity, OFFERED_TOOLS, offeredProfiles } from "@baton/protocol";
 import { simpleParser } from "mailparser";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -175,7 +175,7 @@ describe("notifier in process (issue #11)", () => {
       bus,
       clock,
       log: silentLogger,
-      offers: { tools: OFFERED_TOOLS, profiles: OFFERED_PROFILES },
+      offers: { tools: OFFERED_TOOLS, profiles: offeredProfiles(false) },
     });
     const reg = async (payload: RegistryCall) =>
       (await registry.handle(envelope("registry", OPS, payload, Date.now() + 10_000) as never)) as Data;

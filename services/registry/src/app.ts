@@ -18,6 +18,7 @@ import {
   type Identity,
   ok,
   type Page,
+  PROFILES,
   type ProcessSummary,
   type Published,
   protocolError,
@@ -61,8 +62,10 @@ export function createRegistry(deps: RegistryDeps) {
     const issues: string[] = [];
     for (const profile of process.profiles) {
       if (!offers.profiles.includes(profile)) {
+        // check.md: offered only while an evaluator is configured; say what would offer it.
+        const why = profile === PROFILES.check ? ": no evaluator is configured (BATON_CHECK_URL)" : "";
         issues.push(
-          `PROCESS.md: needs the ${profile} profile, which this server does not offer (describe.profiles)`,
+          `PROCESS.md: needs the ${profile} profile, which this server does not offer (describe.profiles)${why}`,
         );
       }
     }

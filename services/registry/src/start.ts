@@ -3,11 +3,16 @@ import type { Bus } from "@baton/bus";
 import type { Clock } from "@baton/clock";
 import type { Db } from "@baton/db";
 import type { Logger, Running } from "@baton/kit";
-import { OFFERED_PROFILES, OFFERED_TOOLS } from "@baton/protocol";
+import { OFFERED_TOOLS, offeredProfiles } from "@baton/protocol";
 import { createRegistry } from "./app.ts";
 
-/** How the registry runs: what this build offers (§4.2, §8), by default `OFFERED_TOOLS` and `OFFERED_PROFILES`. */
+/**
+ * How the registry runs: what this build offers (§4.2, §8). `evaluator`: an evaluator is configured
+ * (`BATON_CHECK_*`), so `check-1` is offered with `parallel-1` (default false). `offers` overrides
+ * both (tests).
+ */
 export interface RegistrySettings {
+  evaluator?: boolean;
   offers?: { tools: readonly string[]; profiles: readonly string[] };
 }
 
@@ -23,7 +28,10 @@ export interface RegistryInfra {
 export async function startRegistry(settings: RegistrySettings, infra: RegistryInfra): Promise<Running> {
   const registry = createRegistry({
     ...infra,
-    offers: settings.offers ?? { tools: OFFERED_TOOLS, profiles: OFFERED_PROFILES },
+    offers: settings.offers ?? {
+      tools: OFFERED_TOOLS,
+      profiles: offeredProfiles(settings.evaluator ?? false),
+    },
   });
   await registry.start();
   return { stop: () => registry.stop() };

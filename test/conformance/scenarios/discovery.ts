@@ -13,10 +13,20 @@ export function discoveryScenarios(h: Harness): void {
       expect(d).toMatchObject({
         protocol: "agentprocess",
         version: "core-2",
-        profiles: [],
         leaseSeconds: 600,
         person: { format: "email" },
         maxUploadBytes: 10 * 1024 * 1024,
+      });
+      // §8: what the server implements. This runner configures an evaluator, so check-1 is offered
+      // with parallel-1 (check.md preamble: "lists it only while an evaluator is configured"), with
+      // the check limits of check.md §5 at the server defaults.
+      expect(d.profiles).toEqual(["parallel-1", "check-1"]);
+      expect(d.limits).toEqual({
+        runDataBytes: 262_144,
+        checkPass: 0.9,
+        checkFail: null,
+        checkConfidence: 0.8,
+        checkStateBytes: 65_536,
       });
       expect(d.tools).toEqual(
         expect.arrayContaining([

@@ -8,6 +8,7 @@ import type { Page, Request } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AxeViolation, seriousViolations, startBrowser, type TestBrowser } from "../support/browser.ts";
 import { type Deployment, startEmbedded } from "../support/deploy.ts";
+import { expenseAtApproval as expenseRun } from "../support/expense.ts";
 import { McpSession } from "../support/mcp.ts";
 
 const WAIT = 30_000;
@@ -230,24 +231,7 @@ describe("web console: sign-in at an OIDC provider (issue #16) in Chromium again
   }
 
   /** An expense-approval test run at the manager's approval: the agent starts it and does its step. */
-  async function expenseAtApproval(): Promise<string> {
-    const started = await agent.ok("start_run", {
-      process: "expense-approval",
-      mode: "test",
-      inputs: { employee: "sam@example.com", amount: 84.5, receiptUrl: "https://example.com/r/1" },
-    });
-    const runId = started.run.id as string;
-    const claim = await agent.ok("claim", { runId, stepId: "check_claim" });
-    await agent.ok("submit", {
-      token: claim.token,
-      output: { matches: true, category: "travel" },
-      evidence: [{ kind: "link", ref: "https://example.com/r/1" }],
-      summary: "The receipt matches the claim.",
-      next: "approve",
-      reason: "Matches the policy.",
-    });
-    return runId;
-  }
+  const expenseAtApproval = () => expenseRun(agent, agent);
 
   it("serves the console's OIDC configuration, with the provider's endpoints in connect-src and nothing inline", async () => {
     expect(await (await fetch(`${base}/ui/config.json`)).json()).toEqual({

@@ -7,6 +7,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AxeViolation, seriousViolations, startBrowser, type TestBrowser } from "../support/browser.ts";
 import { type Deployment, REPO, startEmbedded } from "../support/deploy.ts";
+import { expenseAtApproval as expenseRun } from "../support/expense.ts";
 import { generateProcess } from "../support/generated-process.ts";
 import type { McpSession } from "../support/mcp.ts";
 
@@ -85,24 +86,7 @@ describe("web console (issue #16) in Chromium against baton dev", () => {
   }
 
   /** An expense-approval test run whose approval waits on the manager group (the quickstart's walk). */
-  async function expenseAtApproval(): Promise<string> {
-    const started = await manager.ok("start_run", {
-      process: "expense-approval",
-      mode: "test",
-      inputs: { employee: "sam@example.com", amount: 84.5, receiptUrl: "https://example.com/r/1" },
-    });
-    const runId = started.run.id as string;
-    const claim = await agent.ok("claim", { runId, stepId: "check_claim" });
-    await agent.ok("submit", {
-      token: claim.token,
-      output: { matches: true, category: "travel" },
-      evidence: [{ kind: "link", ref: "https://example.com/r/1" }],
-      summary: "The receipt matches the claim.",
-      next: "approve",
-      reason: "Matches the policy.",
-    });
-    return runId;
-  }
+  const expenseAtApproval = () => expenseRun(manager, agent);
 
   async function openInboxItem(page: Page, runId: string) {
     const card = page.locator("li.inbox-item", { hasText: runId });

@@ -2,7 +2,7 @@ import { InProcessBus, SUBJECTS } from "@baton/bus";
 import { DEFAULTS } from "@baton/protocol";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testGateway, testIssuer } from "../test/gateway-harness.ts";
+import { postMcp, testGateway, testIssuer } from "../test/gateway-harness.ts";
 import { argumentProblems, parseBody } from "./body.ts";
 import {
   callLimitProblems,
@@ -48,15 +48,11 @@ afterAll(async () => {
 });
 
 async function call(name: string, args: Record<string, unknown>) {
-  const response = await app.inject({
-    method: "POST",
-    url: "/mcp",
-    headers: {
-      authorization: `Bearer ${token}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-    },
-    payload: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } },
+  const response = await postMcp(app, token, {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: { name, arguments: args },
   });
   expect(response.statusCode).toBe(200);
   return response.json().result.structuredContent as {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testGateway, testIssuer } from "../test/gateway-harness.ts";
+import { postMcp, testGateway, testIssuer } from "../test/gateway-harness.ts";
 import { allowedOrigins } from "./origin.ts";
 
 /**
@@ -30,17 +30,12 @@ afterAll(async () => {
 });
 
 function describeCall(origin?: string, target = app) {
-  return target.inject({
-    method: "POST",
-    url: "/mcp",
-    headers: {
-      authorization: `Bearer ${token}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      ...(origin !== undefined ? { origin } : {}),
-    },
-    payload: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "describe", arguments: {} } },
-  });
+  return postMcp(
+    target,
+    token,
+    { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "describe", arguments: {} } },
+    origin !== undefined ? { origin } : {},
+  );
 }
 
 describe("Origin on /mcp and /api (issue #12: DNS-rebinding defence)", () => {

@@ -1,7 +1,7 @@
 import { CheckConfigSchema, checkSettings } from "@baton/check";
 import type { FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
-import { testGateway, testIssuer } from "../test/gateway-harness.ts";
+import { postMcp, testGateway, testIssuer } from "../test/gateway-harness.ts";
 import { GatewayConfigSchema } from "./config.ts";
 
 /**
@@ -25,15 +25,11 @@ async function describeWith(env: Record<string, string>) {
     verifier: issuer.verifier,
     check: checkSettings(CheckConfigSchema.parse(env)),
   });
-  const response = await app.inject({
-    method: "POST",
-    url: "/mcp",
-    headers: {
-      authorization: `Bearer ${token}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-    },
-    payload: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "describe", arguments: {} } },
+  const response = await postMcp(app, token, {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: { name: "describe", arguments: {} },
   });
   return JSON.parse(response.body).result.structuredContent.data;
 }

@@ -2,7 +2,7 @@ import { InProcessBus, SUBJECTS } from "@baton/bus";
 import { silentLogger } from "@baton/kit";
 import type { Identity } from "@baton/protocol";
 import { describe, expect, it } from "vitest";
-import { testGateway, testIssuer } from "../test/gateway-harness.ts";
+import { postMcp, testGateway, testIssuer } from "../test/gateway-harness.ts";
 import { createRateLimiter, DEFAULT_RATE_LIMITS, limitedMessage, type RateLimits } from "./rate-limit.ts";
 
 /**
@@ -86,16 +86,7 @@ describe("rate limits through the gateway (issue #12)", () => {
     });
     try {
       const mcp = (method: string, params: unknown) =>
-        app.inject({
-          method: "POST",
-          url: "/mcp",
-          headers: {
-            authorization: `Bearer ${token}`,
-            "content-type": "application/json",
-            accept: "application/json, text/event-stream",
-          },
-          payload: { jsonrpc: "2.0", id: 7, method, params },
-        });
+        postMcp(app, token, { jsonrpc: "2.0", id: 7, method, params });
       expect((await mcp("tools/call", { name: "describe", arguments: {} })).statusCode).toBe(200);
       expect(
         (

@@ -5,7 +5,7 @@ import { TOOL_NAMES, type ToolName } from "@baton/protocol";
 import fc from "fast-check";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testGateway, testIssuer } from "../test/gateway-harness.ts";
+import { postMcp, testGateway, testIssuer } from "../test/gateway-harness.ts";
 import { argumentProblems, parseBody } from "./body.ts";
 
 /**
@@ -232,16 +232,7 @@ describe("the gateway refuses text Baton cannot store, wherever it is (issue #8,
         const what = code === 0 ? "NUL" : "lone surrogate";
 
         const before = crossed.length + stored.length;
-        const response = await app.inject({
-          method: "POST",
-          url: "/mcp",
-          headers: {
-            authorization: `Bearer ${token}`,
-            "content-type": "application/json",
-            accept: "application/json, text/event-stream",
-          },
-          payload: call(tool, args),
-        });
+        const response = await postMcp(app, token, call(tool, args));
         expect(response.statusCode).toBe(200);
         const result = response.json().result.structuredContent;
         expect(result.ok).toBe(false);

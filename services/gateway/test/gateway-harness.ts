@@ -63,3 +63,27 @@ export function testGateway(
     ...options,
   });
 }
+
+/**
+ * POSTs one JSON-RPC message (an object, or its exact text) to `app`'s `/mcp` as a Streamable HTTP
+ * client does (bearer `token`, JSON in, JSON or an event stream accepted), with `headers` added
+ * (e.g. `origin`). Returns Fastify's injected response; nothing is checked here.
+ */
+export function postMcp(
+  app: FastifyInstance,
+  token: string,
+  payload: object | string,
+  headers: Record<string, string> = {},
+) {
+  return app.inject({
+    method: "POST",
+    url: "/mcp",
+    headers: {
+      authorization: `Bearer ${token}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...headers,
+    },
+    payload,
+  });
+}

@@ -6,7 +6,7 @@ import type { FastifyInstance } from "fastify";
 import { type CryptoKey, exportJWK, exportSPKI, generateKeyPair, type JWK, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GatewayConfigSchema } from "../src/config.ts";
-import { testGateway } from "./gateway-harness.ts";
+import { postMcp, testGateway } from "./gateway-harness.ts";
 
 /**
  * Issue #12 "Any OIDC provider" (MCP authorization: Baton is an OAuth 2.1 resource server). Tokens
@@ -502,15 +502,11 @@ describe("issue #12: refusals through the gateway, each a 401 whose WWW-Authenti
   });
 
   async function post(token: string) {
-    return app.inject({
-      method: "POST",
-      url: "/mcp",
-      headers: {
-        authorization: `Bearer ${token}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-      },
-      payload: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "describe", arguments: {} } },
+    return postMcp(app, token, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "describe", arguments: {} },
     });
   }
 

@@ -143,18 +143,25 @@ describe("operations: health, readiness, metrics and traces of every service (is
         "baton-engine serve engine.write",
       ]),
     );
-    // The gateway's HTTP server span is the root; every other span has its parent in the trace.
-    const ids = new Set(spans.map((s) => s.spanId));
-    const roots = spans.filter((s) => !ids.has(s.parentSpanId));
-    expect(roots.map((s) => `${s.service} ${s.kind}`)).toEqual(["baton-gateway 2"]);
     // No token in any span attribute.
     expect(JSON.stringify(spans)).not.toContain(claim.token);
-    // The run's end reached the notifier in the same trace (outbox → JetStream → notifier).
+    // The run's end reached the notifier in the same trace (outbox → JetStream → notifier), and the
+    // gateway's HTTP server span is the trace's only root: every other span, the notifier's too, has
+    // its parent in the trace. Each service exports its spans in batches as they end, so a child
+    // (a notifier's pg.query) can arrive before its parent: wait for the whole trace, then judge it.
+    const traceId = spans[0]?.traceId as string;
+    let roots: typeof spans = [];
     await until(
-      () => otlp.trace(spans[0]?.traceId as string).some((s) => s.service === "baton-notifier"),
-      "the notifier's span in the submit's trace",
+      () => {
+        spans = otlp.trace(traceId);
+        const ids = new Set(spans.map((s) => s.spanId));
+        roots = spans.filter((s) => !ids.has(s.parentSpanId));
+        return spans.some((s) => s.service === "baton-notifier") && roots.length === 1;
+      },
+      "the notifier's span in the submit's trace, and every span's parent in it but the root's",
       30_000,
     );
+    expect(roots.map((s) => `${s.service} ${s.kind}`)).toEqual(["baton-gateway 2"]);
   });
 
   it("/readyz of every service turns unready when its way to PostgreSQL is cut, and ready again when it is restored", async () => {

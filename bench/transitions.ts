@@ -13,9 +13,9 @@
  * Prints both rates and their ratio. Usage: `pnpm bench [--clients 16] [--seconds 20]`.
  * Only loopback addresses are used; every loop is bounded in time.
  */
-import { execFileSync } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -27,6 +27,7 @@ const { values } = parseArgs({
     clients: { type: "string", default: "16" },
     seconds: { type: "string", default: "20" },
     engines: { type: "string", default: "1" },
+    source: { type: "boolean", default: false },
   },
 });
 const clients = Number(values.clients);
@@ -111,11 +112,59 @@ async function rpc(url: string, token: string, tool: string, args: object): Prom
   return body.result.structuredContent;
 }
 
-async function baton(): Promise<{ transitions: number; errors: number }> {
+/** CPU time (user + system) of a process so far, in ms, from `/proc/<pid>/stat` (clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // Fields after the command name (which may hold spaces) start at ") ": utime is 14th, stime 15th.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * (1000 / TICKS_PER_S);
+}
+const TICKS_PER_S = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+
+/** Commits and rollbacks of one database so far (`pg_stat_database`, flushed within about 1 s). */
+async function commits(url: string): Promise<number> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const { rows } = await c.query(
+      "select xact_commit::bigint as n from pg_stat_database where datname = current_database()",
+    );
+    return Number(rows[0]?.n ?? 0);
+  } finally {
+    await c.end();
+  }
+}
+
+/** The compiled build the image runs (`pnpm build`), in a temporary folder: the bench measures what production runs. */
+function compiledCli(): { cli: string; dir: string } {
+  const dir = mkdtempSync(join(tmpdir(), "baton-bench-build-"));
+  execFileSync(
+    process.execPath,
+    ["--import", "tsx", join(REPO, "scripts/build.ts"), "--out", dir, "--install", "--offline"],
+    {
+      cwd: REPO,
+      stdio: ["ignore", "ignore", "inherit"],
+    },
+  );
+  return { cli: join(dir, "services/cli/src/main.js"), dir };
+}
+
+interface BatonRun {
+  transitions: number;
+  errors: number;
+  /** CPU ms per acknowledged transition, per service (replicas summed), and of this load generator. */
+  cpuPerTransition: Record<string, number>;
+  /** PostgreSQL commits (`xact_commit` delta of the deployment's database) per transition. */
+  commitsPerTransition: number;
+}
+
+async function baton(): Promise<BatonRun> {
   // Rate limits off (0): the benchmark is one organization writing as fast as the machine allows,
   // which is exactly what the limits exist to slow (issue #12).
+  const build = values.source ? null : compiledCli();
   const deployment = await startDistributed({
     engines: Number(values.engines),
+    ...(build ? { compiledCli: build.cli } : {}),
     env: {
       BATON_RATE_PRINCIPAL_WRITES: "0",
       BATON_RATE_PRINCIPAL_READS: "0",
@@ -134,6 +183,17 @@ async function baton(): Promise<{ transitions: number; errors: number }> {
     }
     let transitions = 0;
     let errors = 0;
+    const processes: [string, ChildProcess][] = [
+      "gateway",
+      "engine",
+      "registry",
+      "scheduler",
+      "evidence",
+    ].flatMap((name) => deployment.running(name).map((c) => [name, c] as [string, ChildProcess]));
+    await new Promise((r) => setTimeout(r, 1500));
+    const commitsBefore = await commits(deployment.databaseUrl);
+    const cpuBefore = processes.map(([, c]) => cpuMs(c.pid as number));
+    const selfBefore = process.cpuUsage();
     const end = Date.now() + seconds * 1000;
     await Promise.all(
       sessions.map(async (s, i) => {
@@ -168,9 +228,27 @@ async function baton(): Promise<{ transitions: number; errors: number }> {
         }
       }),
     );
-    return { transitions: transitions / seconds, errors };
+    const cpuAfter = processes.map(([, c]) => cpuMs(c.pid as number));
+    const self = process.cpuUsage(selfBefore);
+    // pg_stat_database is flushed by each backend at most once a second.
+    await new Promise((r) => setTimeout(r, 1500));
+    const commitsAfter = await commits(deployment.databaseUrl);
+    const cpuPerTransition: Record<string, number> = {};
+    processes.forEach(([name], i) => {
+      cpuPerTransition[name] =
+        (cpuPerTransition[name] ?? 0) + ((cpuAfter[i] as number) - (cpuBefore[i] as number)) / transitions;
+    });
+    cpuPerTransition["load generator"] = (self.user + self.system) / 1000 / transitions;
+    return {
+      transitions: transitions / seconds,
+      errors,
+      cpuPerTransition,
+      // Minus the one commit of reading the count itself.
+      commitsPerTransition: (commitsAfter - commitsBefore - 1) / transitions,
+    };
   } finally {
     await deployment.stop();
+    if (build) rmSync(build.dir, { recursive: true, force: true });
   }
 }
 
@@ -180,5 +258,9 @@ process.stdout.write(
   `clients ${clients}, ${seconds} s each\n` +
     `PostgreSQL baseline (pgbench, one transition-shaped commit): ${pgTps.toFixed(0)} commits/s\n` +
     `Baton (MCP over HTTP, gateway → NATS → engine → PostgreSQL): ${b.transitions.toFixed(0)} transitions/s (${b.errors} errors)\n` +
-    `ratio Baton / PostgreSQL: ${(b.transitions / pgTps).toFixed(3)}\n`,
+    `ratio Baton / PostgreSQL: ${(b.transitions / pgTps).toFixed(3)}\n` +
+    `PostgreSQL commits per transition: ${b.commitsPerTransition.toFixed(2)}\n` +
+    `CPU ms per transition: ${Object.entries(b.cpuPerTransition)
+      .map(([name, ms]) => `${name} ${ms.toFixed(2)}`)
+      .join(", ")}\n`,
 );

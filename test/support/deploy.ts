@@ -224,6 +224,11 @@ export interface DistributedOptions {
    * and stops; `dir`, one directory every service shares (`BATON_BLOB_DIR`, a single host).
    */
   blobs?: "s3" | "dir";
+  /**
+   * The compiled CLI (`<pnpm build --out DIR>/services/cli/src/main.js`) to run the services with
+   * Node alone, as the image does; default: the sources under `tsx` (bench/ uses the build).
+   */
+  compiledCli?: string;
 }
 
 /** A distributed deployment, with what tests of the services themselves need. */
@@ -302,7 +307,8 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
     const profile = process.env.BATON_PROFILE_DIR
       ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BATON_PROFILE_DIR}`]
       : [];
-    const child = spawn(NODE, [...profile, ...TSX_IMPORT, CLI, "serve", service], {
+    const program = options.compiledCli ? [options.compiledCli] : [...TSX_IMPORT, CLI];
+    const child = spawn(NODE, [...profile, ...program, "serve", service], {
       cwd: REPO,
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...env, BATON_OPS_PORT: String(opsPort), ...options.serviceEnv?.[service], ...extra },

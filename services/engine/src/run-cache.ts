@@ -12,6 +12,8 @@ import type { EngineStore } from "./store.ts";
 export class RunCache {
   private readonly runs = new Map<string, Run>();
   private readonly versions = new Map<string, PublishedProcess>();
+  /** The latest version of each process a `start_run` without a version used, by `org\nname`. */
+  private readonly latest = new Map<string, PublishedProcess>();
 
   constructor(
     private readonly store: EngineStore,
@@ -51,6 +53,36 @@ export class RunCache {
   forgetPartition(partition: number, partitions: number): void {
     for (const id of [...this.runs.keys()])
       if (partitionOf(id, partitions) === partition) this.runs.delete(id);
+  }
+
+  /**
+   * The published version `version` of `name` in `org`, or its latest when `version` is undefined;
+   * null when there is none. A latest version comes from memory once read: a commit made on it is
+   * checked against the registry in the same statement (`Transition.latest`), and a
+   * `StaleVersion` there makes the caller {@link forgetLatest} and ask again.
+   */
+  async published(org: string, name: string, version?: number): Promise<PublishedProcess | null> {
+    if (version !== undefined) {
+      const hit = this.versions.get(`${org}\n${name}\n${version}`);
+      if (hit) return hit;
+      const loaded = await this.store.loadVersion(org, name, version);
+      if (loaded) this.versions.set(`${org}\n${name}\n${version}`, loaded);
+      return loaded;
+    }
+    const key = `${org}\n${name}`;
+    const hit = this.latest.get(key);
+    if (hit) return hit;
+    const loaded = await this.store.loadVersion(org, name);
+    if (loaded) {
+      this.latest.set(key, loaded);
+      this.versions.set(`${org}\n${name}\n${loaded.version}`, loaded);
+    }
+    return loaded;
+  }
+
+  /** Drops the latest version of `name` kept for `org`: a later one was published. */
+  forgetLatest(org: string, name: string): void {
+    this.latest.delete(`${org}\n${name}`);
   }
 
   /** The published version a run pins. Throws when the registry does not have it. */

@@ -37,11 +37,22 @@ export interface Transition {
   idempotency: { requestId: string; tool: string; fingerprint: string; result: ToolResult<unknown> } | null;
   events: DomainEvent[];
   partitions: number;
+  /**
+   * Set for a `start_run` without a version, computed on the engine's cached latest version `def`:
+   * the commit checks in the same statement that no later version was published (else
+   * {@link StaleVersion}), so a start reads nothing before its one commit (issue #15).
+   */
+  latest?: boolean;
 }
 
 /** The commit found a record for this `requestId` already: nothing was written. */
 export class IdempotencyConflict extends Error {
   override name = "IdempotencyConflict";
+}
+
+/** A later version of the process was published than the one a versionless `start_run` used: nothing was written. */
+export class StaleVersion extends Error {
+  override name = "StaleVersion";
 }
 
 /** Another writer changed the run since it was read (this replica lost the run's partition): nothing was written. */
@@ -206,9 +217,10 @@ export class EngineStore {
   /**
    * Commits one transition in one statement, so one commit (ARCHITECTURE rule 2): `baton_commit`
    * (migration 0002) writes the idempotency record, the run row fenced by `rev`, the journal entry,
-   * the index and timer changes and the outbox rows atomically. Throws {@link IdempotencyConflict}
-   * when the `requestId` is taken and {@link FenceLost} when `before.rev` is no longer current; in
-   * both cases nothing was written.
+   * the index and timer changes and the outbox rows atomically (migration 0006 adds the latest-version
+   * check). Throws {@link IdempotencyConflict} when the `requestId` is taken, {@link FenceLost} when
+   * `before.rev` is no longer current (or a new run's id exists), and {@link StaleVersion} when
+   * `t.latest` and a later version was published; in each case nothing was written.
    */
   async commit(t: Transition): Promise<void> {
     const { before, after, def } = t;
@@ -221,6 +233,7 @@ export class EngineStore {
     const trace = activeTraceparent();
     const payload = {
       beforeRev: before ? before.rev : null,
+      latest: t.latest ? { org: def.org, name: def.name, version: def.version } : null,
       run: {
         id: after.id,
         org: after.org,
@@ -286,6 +299,7 @@ export class EngineStore {
       throw error;
     }
     if (outcome === "idempotency_conflict") throw new IdempotencyConflict();
+    if (outcome === "stale_version") throw new StaleVersion();
     if (outcome !== "ok") throw new Error(`baton_commit answered ${String(outcome)}`);
   }
 }

@@ -29,7 +29,7 @@ import {
 import type { CheckAsker } from "./checks.ts";
 import { KeyedMutex } from "./keyed-mutex.ts";
 import type { RunCache } from "./run-cache.ts";
-import { type EngineStore, FenceLost, IdempotencyConflict } from "./store.ts";
+import { type EngineStore, FenceLost, IdempotencyConflict, StaleVersion } from "./store.ts";
 import { firedTimers, type RunWrite, resultOf, toCommand } from "./translate.ts";
 
 /** What the write path needs (the engine shell builds it once). */
@@ -96,6 +96,8 @@ interface Commit {
   result: ToolResult<unknown> | null;
   /** The evaluator's answers the command carried (check.md §3), recorded in the journal. */
   check?: CheckAnswers | undefined;
+  /** A `start_run` without a version, computed on the cached latest version (`Transition.latest`). */
+  latest?: boolean;
 }
 
 /** The reply to an engine write. */
@@ -152,9 +154,11 @@ export function createWritePath(deps: WritePathDeps): {
 
   /**
    * Commits one write's transition with its journal entry and idempotency record; on a lost fence
-   * (another replica wrote during a hand-over) answers `fence` so the caller reloads and tries again.
+   * (another replica wrote during a hand-over, or a new run's id exists) answers `fence` so the
+   * caller reloads and tries again, and on a stale latest version (`c.latest`) answers `stale` so
+   * the caller reads the latest version and computes the run again.
    */
-  async function commit(c: Commit): Promise<ToolResult<unknown> | "fence"> {
+  async function commit(c: Commit): Promise<ToolResult<unknown> | "fence" | "stale"> {
     const after: Run = { ...c.outcome.run, rev: (c.before?.rev ?? 0) + 1 };
     const { token: _token, contentBase64: _bytes, ...journalArgs } = c.args;
     try {
@@ -179,8 +183,10 @@ export function createWritePath(deps: WritePathDeps): {
           : null,
         events: c.outcome.events,
         partitions: settings.partitions,
+        ...(c.latest ? { latest: true } : {}),
       });
     } catch (error) {
+      if (error instanceof StaleVersion) return "stale";
       if (error instanceof IdempotencyConflict) {
         return (
           (await replay(c.who, c.requestId, c.fingerprint)) ??
@@ -275,16 +281,24 @@ export function createWritePath(deps: WritePathDeps): {
         if (replayed) return replayed;
         if (!outcome.changed) return fail(outcome.error);
         const committed = await commit({ ...base, result: null });
-        if (committed === "fence") continue;
+        if (committed === "fence" || committed === "stale") continue;
         return committed;
       }
       const committed = await commit({ ...base, result: resultOf(outcome, { def, now, tokens }) });
-      if (committed === "fence") continue;
+      if (committed === "fence" || committed === "stale") continue;
       return committed;
     }
     throw new RetryableError(`run ${write.runId} changed under this replica twice; retry`);
   }
 
+  /**
+   * `start_run` (§3.2, tools.md start_run) with nothing read before its one commit (issue #15): the
+   * run id is new unless this is a replay (the gateway derives it from the organization and the
+   * `requestId`), so the run is not looked up first: a replay finds the idempotency record taken in
+   * the commit (then the recorded result is returned), or, past the retention window, the run's
+   * id taken (then `conflict`). The version comes from memory; without an explicit one, the commit
+   * checks it is still the latest, and a newer one makes it read the latest and compute again.
+   */
   async function start(
     who: Identity,
     write: Extract<EngineWrite, { tool: "start_run" }>,
@@ -292,46 +306,51 @@ export function createWritePath(deps: WritePathDeps): {
     const args: Record<string, unknown> = write.args;
     const { requestId, process, version } = write.args;
     const fingerprint = requestFingerprint("start_run", args, who);
-    const existing = await cache.load(write.runId);
-    if (existing) {
-      return (
-        (await replay(who, requestId, fingerprint)) ??
-        fail(protocolError("conflict", `requestId ${requestId} was already used; send a new requestId`))
+    const taken = async () =>
+      (await replay(who, requestId, fingerprint)) ??
+      fail(protocolError("conflict", `requestId ${requestId} was already used; send a new requestId`));
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (cache.peek(write.runId)) return taken();
+      const def = await cache.published(who.org, process, version);
+      if (!def) {
+        const replayed = await replay(who, requestId, fingerprint);
+        if (replayed) return replayed;
+        return fail(
+          protocolError(
+            "not_found",
+            version === undefined
+              ? `no published process ${process} in your organization`
+              : `no version ${version} of ${process} in your organization`,
+          ),
+        );
+      }
+      const now = clock.now();
+      const outcome = startRun(
+        { runId: write.runId, inputs: write.args.inputs, mode: write.args.mode ?? "live" },
+        { actor: who, now, def, config: settings },
       );
+      if (!("run" in outcome)) return (await replay(who, requestId, fingerprint)) ?? fail(outcome.error);
+      const result = ok(runView(outcome.run, def, now));
+      const committed = await commit({
+        who,
+        tool: "start_run",
+        requestId,
+        fingerprint,
+        args,
+        before: null,
+        outcome,
+        def,
+        result,
+        latest: version === undefined,
+      });
+      if (committed === "stale") {
+        cache.forgetLatest(who.org, process);
+        continue;
+      }
+      if (committed === "fence") return taken();
+      return committed;
     }
-    const def = await store.loadVersion(who.org, process, version);
-    if (!def) {
-      const replayed = await replay(who, requestId, fingerprint);
-      if (replayed) return replayed;
-      return fail(
-        protocolError(
-          "not_found",
-          version === undefined
-            ? `no published process ${process} in your organization`
-            : `no version ${version} of ${process} in your organization`,
-        ),
-      );
-    }
-    const now = clock.now();
-    const outcome = startRun(
-      { runId: write.runId, inputs: write.args.inputs, mode: write.args.mode ?? "live" },
-      { actor: who, now, def, config: settings },
-    );
-    if (!("run" in outcome)) return (await replay(who, requestId, fingerprint)) ?? fail(outcome.error);
-    const result = ok(runView(outcome.run, def, now));
-    const committed = await commit({
-      who,
-      tool: "start_run",
-      requestId,
-      fingerprint,
-      args,
-      before: null,
-      outcome,
-      def,
-      result,
-    });
-    if (committed === "fence") throw new RetryableError(`run ${write.runId} was created concurrently; retry`);
-    return committed;
+    throw new RetryableError(`${process} was published again while run ${write.runId} started; retry`);
   }
 
   /**

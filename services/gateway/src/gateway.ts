@@ -56,6 +56,11 @@ export interface GatewayOptions {
    * Default: no evaluator, the server defaults.
    */
   check?: CheckSettings;
+  /**
+   * Answer a plain `tools/call` without the MCP SDK's transport and server (default true; issue
+   * #15). False sends every request through the SDK, for the tests that compare the two paths.
+   */
+  directCalls?: boolean;
 }
 
 /**
@@ -126,6 +131,7 @@ export async function createGateway(o: GatewayOptions): Promise<FastifyInstance>
       consoleDir: o.consoleDir ?? DEFAULT_CONSOLE_DIR,
       ...(o.consoleSignIn ? { consoleSignIn: o.consoleSignIn } : {}),
       ...(o.allowedOrigins ? { allowedOrigins: o.allowedOrigins } : {}),
+      directCalls: o.directCalls ?? true,
     },
   });
 }

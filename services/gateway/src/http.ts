@@ -46,6 +46,8 @@ export interface HttpSettings {
   consoleSignIn?: ConsoleSignIn;
   /** Browser origins allowed on `/mcp` and `/api` (default: the public URL's; `origin.ts`). */
   allowedOrigins?: readonly string[];
+  /** Answer a plain `tools/call` without the SDK's transport and server (`McpEndpoint`'s `direct`). */
+  directCalls?: boolean;
 }
 
 /** A request's verified caller (see `authenticate` in {@link createHttpServer}). */
@@ -82,7 +84,9 @@ export async function createHttpServer(deps: HttpDeps): Promise<FastifyInstance>
   const { bus, clock, log, blobs, verifier, fileUrls, fileLinks, tools, limiter, settings } = deps;
   const resource = `${settings.publicUrl}/mcp`;
   const metadataUrl = `${settings.publicUrl}/.well-known/oauth-protected-resource`;
-  const mcp = new McpEndpoint(tools, { name: "baton", version: settings.version }, log);
+  const mcp = new McpEndpoint(tools, { name: "baton", version: settings.version }, log, {
+    direct: settings.directCalls ?? true,
+  });
   await mcp.start();
 
   // Anything fastify refuses before a route runs (no or another content type, a body over the limit,

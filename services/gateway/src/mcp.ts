@@ -16,6 +16,7 @@ import {
   McpError,
   type MessageExtraInfo,
   type RequestId,
+  SUPPORTED_PROTOCOL_VERSIONS,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 
@@ -72,12 +73,22 @@ interface AuthExtra {
 export class McpEndpoint {
   private readonly server: Server;
   private readonly shared = new SharedTransport();
+  private readonly direct: boolean;
+  /** How many calls were answered on the direct path (for tests). */
+  directCalls = 0;
 
+  /**
+   * `options.direct` (default true): a plain `tools/call` is answered on {@link answerDirectly}'s
+   * path; false sends every request through the SDK's transport and server (the equivalence tests
+   * compare the two).
+   */
   constructor(
-    handler: ToolHandler,
+    private readonly handler: ToolHandler,
     info: { name: string; version: string },
     private readonly log: Logger,
+    options: { direct?: boolean } = {},
   ) {
+    this.direct = options.direct ?? true;
     this.server = new Server(info, {
       capabilities: { tools: { listChanged: false } },
       instructions:
@@ -91,59 +102,77 @@ export class McpEndpoint {
       const auth = extra.authInfo?.extra as AuthExtra | undefined;
       if (!auth) throw new McpError(ErrorCode.InternalError, "request reached the tool without an identity");
       const bad = auth.context.badArguments.get(String(extra.requestId));
-      const args = request.params.arguments ?? {};
-      const answer = async (): Promise<ToolResult<unknown>> =>
-        auth.context.refusal
-          ? auth.context.refusal
-          : bad
-            ? ({
-                ok: false,
-                error: {
-                  code: "invalid",
-                  message: `arguments do not match ${name}; fix every issue listed`,
-                  issues: [`arguments: expected object, got ${bad}`],
-                },
-              } as const)
-            : await handler.call(name, args, auth.identity, auth.context);
-      const started = performance.now();
-      let result: ToolResult<unknown>;
-      let traceId: string | undefined;
-      if (tracingEnabled()) {
-        // The tool call's span, under the HTTP request's: its bus calls carry it to the services.
-        result = await inSpan(`tool ${name}`, { attributes: { "baton.tool": name } }, async (span) => {
-          traceId = span.traceparent.slice(3, 35);
-          const answered = await answer();
-          span.set({ "baton.outcome": answered.ok ? "ok" : answered.error.code });
-          if (!answered.ok) span.fail(answered.error.code);
-          return answered;
-        });
-      } else {
-        auth.context.trace = newTraceparent();
-        traceId = auth.context.trace.slice(3, 35);
-        result = await answer();
-      }
-      const outcome = result.ok ? "ok" : result.error.code;
-      const seconds = secondsSince(started);
-      toolCalls.inc({ tool: name, outcome });
-      toolDuration.observe({ tool: name }, seconds);
-      // The access line (issue #13): never a token, an argument or a result; the run when known.
-      this.log.info(
-        {
-          tool: name,
-          outcome,
-          duration_ms: Math.round(seconds * 1e6) / 1000,
-          org: auth.identity.org,
-          run_id: runIdOf(args, result),
-          trace_id: traceId,
-        },
-        "tool call",
-      );
-      return {
-        content: [{ type: "text", text: JSON.stringify(result) }],
-        structuredContent: result as unknown as Record<string, unknown>,
-        isError: !result.ok,
-      };
+      return this.callTool(name, request.params.arguments ?? {}, auth, bad);
     });
+  }
+
+  /**
+   * One tool call as MCP's `CallToolResult`: the protocol result as text and as structured content,
+   * `isError` when it is a refusal; timed, counted, traced and logged (the access line). `bad` names
+   * the JSON type of `params.arguments` when it was not an object (answered `invalid`).
+   */
+  private async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    auth: AuthExtra,
+    bad: string | undefined,
+  ): Promise<{
+    content: { type: "text"; text: string }[];
+    structuredContent: Record<string, unknown>;
+    isError: boolean;
+  }> {
+    const handler = this.handler;
+    const answer = async (): Promise<ToolResult<unknown>> =>
+      auth.context.refusal
+        ? auth.context.refusal
+        : bad
+          ? ({
+              ok: false,
+              error: {
+                code: "invalid",
+                message: `arguments do not match ${name}; fix every issue listed`,
+                issues: [`arguments: expected object, got ${bad}`],
+              },
+            } as const)
+          : await handler.call(name, args, auth.identity, auth.context);
+    const started = performance.now();
+    let result: ToolResult<unknown>;
+    let traceId: string | undefined;
+    if (tracingEnabled()) {
+      // The tool call's span, under the HTTP request's: its bus calls carry it to the services.
+      result = await inSpan(`tool ${name}`, { attributes: { "baton.tool": name } }, async (span) => {
+        traceId = span.traceparent.slice(3, 35);
+        const answered = await answer();
+        span.set({ "baton.outcome": answered.ok ? "ok" : answered.error.code });
+        if (!answered.ok) span.fail(answered.error.code);
+        return answered;
+      });
+    } else {
+      auth.context.trace = newTraceparent();
+      traceId = auth.context.trace.slice(3, 35);
+      result = await answer();
+    }
+    const outcome = result.ok ? "ok" : result.error.code;
+    const seconds = secondsSince(started);
+    toolCalls.inc({ tool: name, outcome });
+    toolDuration.observe({ tool: name }, seconds);
+    // The access line (issue #13): never a token, an argument or a result; the run when known.
+    this.log.info(
+      {
+        tool: name,
+        outcome,
+        duration_ms: Math.round(seconds * 1e6) / 1000,
+        org: auth.identity.org,
+        run_id: runIdOf(args, result),
+        trace_id: traceId,
+      },
+      "tool call",
+    );
+    return {
+      content: [{ type: "text", text: JSON.stringify(result) }],
+      structuredContent: result as unknown as Record<string, unknown>,
+      isError: !result.ok,
+    };
   }
 
   async start(): Promise<void> {
@@ -160,6 +189,31 @@ export class McpEndpoint {
     call: { body: unknown; token: string; identity: Identity; context: CallContext },
   ): Promise<void> {
     const { body, token, identity, context } = call;
+    if (this.direct) {
+      const direct = plainToolCall(req, body, this.handler);
+      if (direct) {
+        // Byte for byte what the SDK's server and transport answer (the key order included):
+        // `services/gateway/test/direct-calls.test.ts` compares the two paths.
+        this.directCalls++;
+        let text: string;
+        try {
+          const result = await this.callTool(direct.name, direct.args, { identity, context }, undefined);
+          text = JSON.stringify({ result, jsonrpc: "2.0", id: direct.id });
+        } catch (error) {
+          // As the SDK's Protocol answers a handler that throws.
+          const message = error instanceof Error ? error.message : "Internal error";
+          this.log.error({ err: String(error) }, "tool call failed");
+          text = JSON.stringify({
+            jsonrpc: "2.0",
+            id: direct.id,
+            error: { code: ErrorCode.InternalError, message },
+          });
+        }
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(text);
+        return;
+      }
+    }
     const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
     this.shared.attach(transport, context);
     (req as IncomingMessage & { auth?: unknown }).auth = {
@@ -178,6 +232,49 @@ export class McpEndpoint {
   async close(): Promise<void> {
     await this.server.close();
   }
+}
+
+/** The MCP protocol versions the SDK's transport accepts in `MCP-Protocol-Version`. */
+const PROTOCOL_VERSIONS: ReadonlySet<string> = new Set(SUPPORTED_PROTOCOL_VERSIONS);
+
+/** A plain object: not null, not an array, made by JSON (its prototype is Object's). */
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && Object.getPrototypeOf(v) === Object.prototype;
+}
+
+/**
+ * The hot path's test (issue #15: the JSON-RPC frame checked once, no transport built per call):
+ * the call when `body` is a plain `tools/call` of a listed tool that the SDK's stateless transport
+ * and server would pass without a word — an `Accept` of JSON and event streams, a JSON
+ * `Content-Type`, no or a supported `MCP-Protocol-Version`, a JSON-RPC 2.0 request with a string or
+ * integer id and no other members, and params of only `name` and an object `arguments` — so it can
+ * be answered directly with the same bytes. Anything else (initialize, ping, tools/list,
+ * notifications, `_meta`, odd ids or arguments, bad headers) returns null and takes the SDK's path,
+ * which answers or refuses it as the SDK does.
+ */
+function plainToolCall(
+  req: IncomingMessage,
+  body: unknown,
+  handler: ToolHandler,
+): { id: string | number; name: string; args: Record<string, unknown> } | null {
+  if (!isPlainObject(body) || body.method !== "tools/call" || body.jsonrpc !== "2.0") return null;
+  const id = body.id;
+  if (typeof id !== "string" && !Number.isSafeInteger(id)) return null;
+  for (const key in body)
+    if (key !== "jsonrpc" && key !== "id" && key !== "method" && key !== "params") return null;
+  const params = body.params;
+  if (!isPlainObject(params) || typeof params.name !== "string" || !handler.has(params.name)) return null;
+  for (const key in params) if (key !== "name" && key !== "arguments") return null;
+  // Absent is `{}`; null or any other non-object is the SDK's to answer (`invalid`).
+  const args = params.arguments === undefined ? {} : params.arguments;
+  if (!isPlainObject(args)) return null;
+  const accept = req.headers.accept;
+  if (!accept?.includes("application/json") || !accept.includes("text/event-stream")) return null;
+  const type = req.headers["content-type"];
+  if (type?.split(";", 1)[0]?.trim().toLowerCase() !== "application/json") return null;
+  const version = req.headers["mcp-protocol-version"];
+  if (version !== undefined && (typeof version !== "string" || !PROTOCOL_VERSIONS.has(version))) return null;
+  return { id: id as string | number, name: params.name, args };
 }
 
 /**

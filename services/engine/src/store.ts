@@ -150,8 +150,54 @@ function diff(old: Map<string, string>, cur: Map<string, string>): { gone: strin
   return { gone, upsert };
 }
 
+/** Most transitions one group commit carries (a bound on one statement's size and time). */
+export const GROUP_COMMIT_MAX = 64;
+
+/** One transition waiting for its commit: its `baton_commit` argument as JSON text, and its caller. */
+interface Queued {
+  text: string;
+  resolve(outcome: string): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Whether a failed statement certainly wrote nothing and said why: an SQL error of the statement
+ * (a SQLSTATE outside connection exceptions, class 08, and operator intervention, class 57), as
+ * opposed to a dropped connection, after which its commit may or may not have been applied.
+ */
+function statementRefused(error: unknown): boolean {
+  const e = databaseError(error) as { code?: unknown; severity?: unknown };
+  const code = e.code;
+  // The server's error response (it has a severity), not a socket's (`EPIPE` is five letters too).
+  return (
+    typeof e.severity === "string" &&
+    typeof code === "string" &&
+    /^[0-9A-Z]{5}$/.test(code) &&
+    !code.startsWith("08") &&
+    !code.startsWith("57")
+  );
+}
+
+/**
+ * The database's own error inside what drizzle threw (its `cause`, with the SQLSTATE `code`), else
+ * `error` itself. Drizzle's wrapper names the statement's parameters in its message: a transition's
+ * whole payload, claim tokens in recorded results included, which must never reach a log.
+ */
+function databaseError(error: unknown): unknown {
+  for (let e: unknown = error; e; e = (e as { cause?: unknown }).cause) {
+    if (typeof (e as { code?: unknown }).code === "string") return e;
+  }
+  return error;
+}
+
 /** The engine's database operations. */
 export class EngineStore {
+  /** Transitions waiting while a commit is in flight, in arrival order. */
+  private queue: Queued[] = [];
+  private committing = false;
+  /** Commit statements sent and the transitions they carried, since start (the group commit's effect). */
+  readonly sent = { statements: 0, transitions: 0 };
+
   constructor(private readonly db: Db) {}
 
   /** The run with `id`, or null. */
@@ -290,17 +336,90 @@ export class EngineStore {
     };
     // The upserted rows are already JSON; splice them in rather than parse and serialize them again.
     const text = `${JSON.stringify(payload).slice(0, -1)},"readyUpsert":[${ready.upsert.join(",")}],"itemsUpsert":[${items.upsert.join(",")}],"timersUpsert":[${timerRows.upsert.join(",")}]}`;
-    let outcome: string | undefined;
-    try {
-      const result = await this.db.execute(sql`select baton_commit(${text}::jsonb) as outcome`);
-      outcome = rowsOf<{ outcome: string }>(result)[0]?.outcome;
-    } catch (error) {
-      if (isFenceLost(error)) throw new FenceLost();
-      throw error;
-    }
+    const outcome = await this.enqueue(text);
+    if (outcome === "fence") throw new FenceLost();
     if (outcome === "idempotency_conflict") throw new IdempotencyConflict();
     if (outcome === "stale_version") throw new StaleVersion();
     if (outcome !== "ok") throw new Error(`baton_commit answered ${String(outcome)}`);
+  }
+
+  /**
+   * Group commit (issue #15): a transition is sent at once when no commit is in flight; those that
+   * arrive meanwhile wait, and go together, up to {@link GROUP_COMMIT_MAX}, in one
+   * `baton_commit_many` statement (migration 0006) when it returns: one round trip and one
+   * PostgreSQL commit for all of them, each applied or refused on its own. Nothing changes for the
+   * core or a reply: each caller still gets its own transition's outcome, after the commit that
+   * holds it. Resolves to `ok`, `idempotency_conflict`, `stale_version` or `fence`; rejects when
+   * the database failed (the commit's outcome unknown).
+   */
+  private enqueue(text: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ text, resolve, reject });
+      if (!this.committing) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.committing = true;
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, GROUP_COMMIT_MAX);
+        await this.commitBatch(batch);
+      }
+    } finally {
+      this.committing = false;
+    }
+  }
+
+  private async commitBatch(batch: Queued[]): Promise<void> {
+    this.sent.statements++;
+    this.sent.transitions += batch.length;
+    if (batch.length === 1) {
+      const only = batch[0] as Queued;
+      try {
+        only.resolve(await this.commitOne(only.text));
+      } catch (error) {
+        only.reject(error);
+      }
+      return;
+    }
+    let outcomes: string[];
+    try {
+      const result = await this.db.execute(
+        sql`select baton_commit_many(${`[${batch.map((q) => q.text).join(",")}]`}::jsonb) as outcomes`,
+      );
+      outcomes = (rowsOf<{ outcomes: string[] }>(result)[0]?.outcomes ?? []) as string[];
+    } catch (error) {
+      // The statement wrote nothing: apply each alone, so one transition's error stays its own.
+      if (statementRefused(error)) {
+        for (const q of batch) {
+          try {
+            q.resolve(await this.commitOne(q.text));
+          } catch (alone) {
+            q.reject(alone);
+          }
+        }
+        return;
+      }
+      for (const q of batch) q.reject(databaseError(error));
+      return;
+    }
+    batch.forEach((q, i) => {
+      const outcome = outcomes[i];
+      if (typeof outcome === "string") q.resolve(outcome);
+      else q.reject(new Error(`baton_commit_many answered ${outcomes.length} outcomes for ${batch.length}`));
+    });
+  }
+
+  /** One transition's `baton_commit`: its outcome, `fence` for a lost fence (BT409). */
+  private async commitOne(text: string): Promise<string> {
+    try {
+      const result = await this.db.execute(sql`select baton_commit(${text}::jsonb) as outcome`);
+      return String(rowsOf<{ outcome: string }>(result)[0]?.outcome);
+    } catch (error) {
+      if (isFenceLost(error)) return "fence";
+      throw databaseError(error);
+    }
   }
 }
 

@@ -80,3 +80,26 @@ BEGIN
   RETURN 'ok';
 END
 $$;
+--> statement-breakpoint
+-- Group commit (issue #15): the transitions an engine has queued while its previous commit was in
+-- flight, committed in one statement, so one PostgreSQL commit and one round trip. ps is a JSON
+-- array of baton_commit's arguments; each is applied in a subtransaction of its own, so a lost
+-- fence (BT409) undoes only that transition's writes and is reported as 'fence'. Returns a JSON
+-- array of outcomes in the same order: 'ok', 'idempotency_conflict', 'stale_version' or 'fence'.
+CREATE OR REPLACE FUNCTION baton_commit_many(ps jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+  p jsonb;
+  r text;
+  outcomes jsonb := '[]'::jsonb;
+BEGIN
+  FOR p IN SELECT value FROM jsonb_array_elements(ps) LOOP
+    BEGIN
+      r := baton_commit(p);
+    EXCEPTION WHEN SQLSTATE 'BT409' THEN
+      r := 'fence';
+    END;
+    outcomes := outcomes || to_jsonb(r);
+  END LOOP;
+  RETURN outcomes;
+END
+$$;

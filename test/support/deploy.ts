@@ -229,6 +229,13 @@ export interface DistributedOptions {
    * Node alone, as the image does; default: the sources under `tsx` (bench/ uses the build).
    */
   compiledCli?: string;
+  /**
+   * A command each named service runs under, e.g. `{ engine: ["valgrind", "--tool=callgrind"] }`
+   * (bench/instructions.ts); its process is then the wrapper's, which runs Node in itself.
+   */
+  wrap?: Partial<Record<string, string[]>>;
+  /** How long the deployment may take to become ready, ms (default 90 s). */
+  readyMs?: number;
 }
 
 /** A distributed deployment, with what tests of the services themselves need. */
@@ -308,7 +315,9 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
       ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BATON_PROFILE_DIR}`]
       : [];
     const program = options.compiledCli ? [options.compiledCli] : [...TSX_IMPORT, CLI];
-    const child = spawn(NODE, [...profile, ...program, "serve", service], {
+    const wrapper = options.wrap?.[service] ?? [];
+    const command = [...wrapper, NODE, ...profile, ...program, "serve", service];
+    const child = spawn(command[0] as string, command.slice(1), {
       cwd: REPO,
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...env, BATON_OPS_PORT: String(opsPort), ...options.serviceEnv?.[service], ...extra },
@@ -359,7 +368,7 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
   };
   // Ready when the gateway answers, the engine serves reads (it serves writes first) and, when one
   // was started, a scheduler answers the clock. Five tsx processes start slowly on a busy 2-core box.
-  const deadline = Date.now() + 90_000;
+  const deadline = Date.now() + (options.readyMs ?? 90_000);
   const operator = await deployment.token({ kind: "person", id: "readiness@example.com", operator: true });
   for (;;) {
     try {

@@ -8,7 +8,7 @@
  * 2. Baton: the services as separate processes (`baton serve`, NATS + PostgreSQL, file bytes in a
  *    bucket of an s3rver the deployment starts, as in production on S3; the loop uploads nothing);
  *    C virtual agents loop start_run → claim → submit over MCP Streamable HTTP (3 acknowledged
- *    transitions per run).
+ *    transitions per run), each call one plain JSON-RPC POST on a keep-alive socket (bench/client.ts).
  *
  * Prints both rates and their ratio. Usage: `pnpm bench [--clients 16] [--seconds 20]`.
  * Only loopback addresses are used; every loop is bounded in time.
@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
 import { POSTGRES_URL, REPO, startDistributed } from "../test/support/deploy.ts";
+import { BenchClient, keepAliveAgent, Latencies } from "./client.ts";
 
 const { values } = parseArgs({
   options: {
@@ -88,30 +89,6 @@ COMMIT;
   return Number(m[1]);
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: the bench reads result shapes dynamically
-type Result = { ok: true; data: any } | { ok: false; error: { code: string } };
-
-let rpcId = 0;
-async function rpc(url: string, token: string, tool: string, args: object): Promise<Result> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${token}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: ++rpcId,
-      method: "tools/call",
-      params: { name: tool, arguments: args },
-    }),
-  });
-  const body = (await response.json()) as { result?: { structuredContent: Result } };
-  if (!body.result) return { ok: false, error: { code: `http ${response.status}` } };
-  return body.result.structuredContent;
-}
-
 /** CPU time (user + system) of a process so far, in ms, from `/proc/<pid>/stat` (clock ticks of 10 ms). */
 function cpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -176,10 +153,12 @@ async function baton(): Promise<BatonRun> {
     await deployment.publish(join(REPO, "bench/processes/bench-step"));
     // A lean client (one JSON-RPC POST per call, as any MCP client over stateless Streamable HTTP
     // sends it) so the load generator leaves the machine's two cores to the server.
-    const sessions: { call: (tool: string, args: object) => Promise<Result> }[] = [];
+    const agent = keepAliveAgent();
+    const latencies = new Latencies();
+    const sessions: BenchClient[] = [];
     for (let i = 0; i < clients; i++) {
       const token = await deployment.token({ kind: "agent", id: `a_bench_${i}` });
-      sessions.push({ call: (tool, args) => rpc(deployment.url, token, tool, args) });
+      sessions.push(new BenchClient(deployment.url, token, agent, latencies));
     }
     let transitions = 0;
     let errors = 0;
@@ -229,6 +208,7 @@ async function baton(): Promise<BatonRun> {
       }),
     );
     const cpuAfter = processes.map(([, c]) => cpuMs(c.pid as number));
+    agent.destroy();
     const self = process.cpuUsage(selfBefore);
     // pg_stat_database is flushed by each backend at most once a second.
     await new Promise((r) => setTimeout(r, 1500));

@@ -212,16 +212,21 @@ async function closed(t: Target, pgTps: number): Promise<ClosedResult> {
   const counts = await closedLoop(list, seconds);
   const spent = await meter.stop();
   const self = process.cpuUsage(self0);
+  const eEnd = await engineCounters(t.metricsUrls());
   agent.destroy();
-  // pg_stat_database is flushed by each backend at most once a second.
-  await sleep(1500);
+  // A PostgreSQL backend flushes its statistics at most once a second, and one that goes idle within
+  // that second only when its idle timer fires, 10 s later (PGSTAT_IDLE_INTERVAL): wait that out so
+  // every commit of the run is counted (the relay's idle rounds meanwhile count on both sides).
+  await sleep(t.databaseUrl ? 11_000 : 0);
   const e1 = await engineCounters(t.metricsUrls());
   const db1 = t.databaseUrl ? await databaseCounters(t.databaseUrl) : null;
   const n = Math.max(1, counts.transitions);
   const write = (e1.commitStatements - e0.commitStatements) / n;
-  const relay = (e1.outboxRounds - e0.outboxRounds) / n;
-  // Minus the one commit of reading the counters before (the one after is not counted yet).
-  const total = db0 && db1 ? (db1.xactCommit - db0.xactCommit - 1) / n : null;
+  const relay = (eEnd.outboxRounds - e0.outboxRounds) / n;
+  // Minus the one commit of reading the counters before (the one after is not counted yet) and the
+  // relay's idle rounds while waiting for the statistics.
+  const total =
+    db0 && db1 ? (db1.xactCommit - db0.xactCommit - 1 - (e1.outboxRounds - eEnd.outboxRounds)) / n : null;
   const commits: CommitSplit = { total, write, relay, other: total === null ? null : total - write - relay };
   const cpu = new Map([...spent].map(([name, ms]) => [name, ms / n]));
   const generatorCpu = (self.user + self.system) / 1000 / n;

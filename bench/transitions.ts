@@ -1,138 +1,128 @@
 /**
- * Transition throughput against PostgreSQL's own commit limit on the same machine (the bar: "we
- * measure ourselves against PostgreSQL's own limit").
+ * Transition throughput against PostgreSQL's own commit limit on the same machine (issue #15: "we
+ * measure ourselves against PostgreSQL's own limit"), and where the time goes.
  *
- * 1. Baseline: pgbench runs, at the same concurrency and for the same time, a transaction shaped like
- *    one Baton transition's commit (update a run row fenced by rev, append a journal row, insert an
- *    idempotency row) against a fresh database on the machine's PostgreSQL.
- * 2. Baton: the services as separate processes (`baton serve`, NATS + PostgreSQL, file bytes in a
- *    bucket of an s3rver the deployment starts, as in production on S3; the loop uploads nothing);
- *    C virtual agents loop start_run → claim → submit over MCP Streamable HTTP (3 acknowledged
- *    transitions per run).
+ * 1. Baseline, once: pgbench runs a transaction shaped like one transition's commit at the same
+ *    concurrency and for the same time (bench/baseline.ts).
+ * 2. Per configuration (a deployment and its engine replicas):
+ *    - closed loop (`--mode closed`, the default): C virtual agents loop start_run → claim → submit
+ *      (bench/loops.ts) and the rate, its ratio to pgbench's, PostgreSQL commits per transition
+ *      (engine write commits, outbox relay rounds and the rest), CPU ms per transition per process
+ *      (Baton's services, PostgreSQL's backends of the deployment's database, nats-server, and the
+ *      load generator itself) and per-tool latencies are printed;
+ *    - arrival rate (`--mode arrival`): runs start at `--rate` per second; agents poll `get_work`
+ *      (`--poll-ms`), claim and submit; people of the approver group poll and approve. Per-tool
+ *      p50/p95/p99 latencies, the time from an agent step becoming ready to its claim, and errors.
+ * 3. One markdown table of every configuration, with the rate modeled at 2, 4 and 8 cores.
  *
- * Prints both rates and their ratio. Usage: `pnpm bench [--clients 16] [--seconds 20]`.
- * Only loopback addresses are used; every loop is bounded in time.
+ * Deployments: `distributed` (each service a `baton serve` process of the compiled build, `pnpm
+ * build`, over NATS and PostgreSQL, as the image runs them; `--source` runs the sources under tsx)
+ * and `embedded` (`pnpm baton dev`: one process, PGlite). `--matrix`: embedded, and distributed with
+ * 1, 2 and 4 engine replicas.
+ *
+ * Usage: `pnpm bench [--mode closed|arrival|both] [--deployment distributed|embedded|both]
+ * [--engines 1] [--matrix] [--clients 16] [--seconds 20] [--rate 20] [--poll-ms 100] [--people 2]
+ * [--warmup 0] [--source]`; `--warmup S` runs the closed loop S seconds unmeasured first (JIT,
+ * pools). Only loopback addresses are used; every loop is bounded in time.
  */
-import { type ChildProcess, execFileSync } from "node:child_process";
-import { randomUUID } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import pg from "pg";
-import { POSTGRES_URL, REPO, startDistributed } from "../test/support/deploy.ts";
+import {
+  type Deployment,
+  NATS_URL,
+  POSTGRES_URL,
+  REPO,
+  startDistributed,
+  startEmbedded,
+} from "../test/support/deploy.ts";
+import { pgbenchRate } from "./baseline.ts";
+import { BenchClient, keepAliveAgent, Latencies } from "./client.ts";
+import { APPROVER_GROUP, arrivalLoop, closedLoop } from "./loops.ts";
+import {
+  type Charged,
+  CpuMeter,
+  databaseCounters,
+  engineCounters,
+  natsServerPid,
+  postgresBackends,
+} from "./measure.ts";
+import {
+  type CommitSplit,
+  errorText,
+  latencyLines,
+  MODEL_NOTE,
+  quantiles,
+  type Row,
+  table,
+} from "./report.ts";
 
 const { values } = parseArgs({
   options: {
     clients: { type: "string", default: "16" },
     seconds: { type: "string", default: "20" },
     engines: { type: "string", default: "1" },
+    mode: { type: "string", default: "closed" },
+    deployment: { type: "string", default: "distributed" },
+    matrix: { type: "boolean", default: false },
+    rate: { type: "string", default: "20" },
+    "poll-ms": { type: "string", default: "100" },
+    people: { type: "string", default: "2" },
+    warmup: { type: "string", default: "0" },
     source: { type: "boolean", default: false },
   },
 });
 const clients = Number(values.clients);
 const seconds = Number(values.seconds);
+const mode = values.mode as string;
+if (!["closed", "arrival", "both"].includes(mode)) throw new Error("--mode takes closed, arrival or both");
+const runClosed = mode !== "arrival";
+const runArrival = mode !== "closed";
+const deploymentFlag = values.deployment as string;
+if (!["distributed", "embedded", "both"].includes(deploymentFlag))
+  throw new Error("--deployment takes distributed, embedded or both");
 
-async function baseline(): Promise<number> {
-  const db = `baton_bench_pg_${process.pid}`;
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  await admin.query(`create database ${db}`);
-  const url = POSTGRES_URL.replace(/\/[^/]*$/, `/${db}`);
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  await c.query(`create table runs (id bigint primary key, rev int not null, doc jsonb not null);
-    create table journal (run_id bigint, rev int, at timestamptz, detail jsonb, primary key (run_id, rev));
-    create table idem (id text primary key, result jsonb);
-    insert into runs select g, 0, '{"state":"active","data":{"inputs":{"n":1},"steps":{}}}' from generate_series(1, 100000) g;`);
-  await c.end();
-  const dir = mkdtempSync(join(tmpdir(), "baton-bench-"));
-  const script = join(dir, "transition.sql");
-  writeFileSync(
-    script,
-    `\\set id random(1, 100000)
-BEGIN;
-INSERT INTO idem VALUES (md5(random()::text || clock_timestamp()::text), '{"ok":true,"data":{"run":{"state":"active"}}}');
-UPDATE runs SET rev = rev + 1, doc = jsonb_set(doc, '{state}', '"waiting"') WHERE id = :id;
-INSERT INTO journal SELECT :id, rev, now(), '{"command":"submit"}' FROM runs WHERE id = :id;
-COMMIT;
-`,
-  );
-  const out = execFileSync(
-    "pgbench",
-    [
-      "-n",
-      "-c",
-      String(clients),
-      "-j",
-      "2",
-      "-T",
-      String(seconds),
-      "-f",
-      script,
-      "-h",
-      "127.0.0.1",
-      "-U",
-      "postgres",
-      db,
-    ],
-    {
-      encoding: "utf8",
-    },
-  );
-  rmSync(dir, { recursive: true, force: true });
-  await admin.query(`drop database ${db} with (force)`);
-  await admin.end();
-  const m = /tps = ([0-9.]+)/.exec(out);
-  if (!m) throw new Error(`pgbench printed no tps:\n${out}`);
-  return Number(m[1]);
+/** One configuration to measure. */
+interface Config {
+  deployment: "embedded" | "distributed";
+  engines: number;
 }
+const configs: Config[] = values.matrix
+  ? [
+      { deployment: "embedded", engines: 1 },
+      { deployment: "distributed", engines: 1 },
+      { deployment: "distributed", engines: 2 },
+      { deployment: "distributed", engines: 4 },
+    ]
+  : (["embedded", "distributed"] as const)
+      .filter((d) => deploymentFlag === "both" || deploymentFlag === d)
+      .map((d) => ({ deployment: d, engines: d === "embedded" ? 1 : Number(values.engines) }));
 
-// biome-ignore lint/suspicious/noExplicitAny: the bench reads result shapes dynamically
-type Result = { ok: true; data: any } | { ok: false; error: { code: string } };
+// Rate limits off (0): the benchmark is one organization writing as fast as the machine allows,
+// which is exactly what the limits exist to slow (issue #12).
+const UNLIMITED = {
+  BATON_RATE_PRINCIPAL_WRITES: "0",
+  BATON_RATE_PRINCIPAL_READS: "0",
+  BATON_RATE_ORG_WRITES: "0",
+  BATON_RATE_ORG_READS: "0",
+};
 
-let rpcId = 0;
-async function rpc(url: string, token: string, tool: string, args: object): Promise<Result> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${token}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: ++rpcId,
-      method: "tools/call",
-      params: { name: tool, arguments: args },
-    }),
-  });
-  const body = (await response.json()) as { result?: { structuredContent: Result } };
-  if (!body.result) return { ok: false, error: { code: `http ${response.status}` } };
-  return body.result.structuredContent;
-}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const out = (text: string) => process.stdout.write(`${text}\n`);
 
-/** CPU time (user + system) of a process so far, in ms, from `/proc/<pid>/stat` (clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  // Fields after the command name (which may hold spaces) start at ") ": utime is 14th, stime 15th.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * (1000 / TICKS_PER_S);
-}
-const TICKS_PER_S = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
-
-/** Commits and rollbacks of one database so far (`pg_stat_database`, flushed within about 1 s). */
-async function commits(url: string): Promise<number> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    const { rows } = await c.query(
-      "select xact_commit::bigint as n from pg_stat_database where datname = current_database()",
-    );
-    return Number(rows[0]?.n ?? 0);
-  } finally {
-    await c.end();
-  }
+/** A started configuration: its deployment and what the bench reads of it. */
+interface Target {
+  config: Config;
+  deployment: Deployment;
+  /** The processes CPU is charged to, by name (read at the start and the end of a phase). */
+  charged(): Promise<Charged[]>;
+  /** The engine replicas' `/metrics` URLs. */
+  metricsUrls(): string[];
+  /** The deployment's PostgreSQL database, or null (PGlite). */
+  databaseUrl: string | null;
 }
 
 /** The compiled build the image runs (`pnpm build`), in a temporary folder: the bench measures what production runs. */
@@ -141,126 +131,227 @@ function compiledCli(): { cli: string; dir: string } {
   execFileSync(
     process.execPath,
     ["--import", "tsx", join(REPO, "scripts/build.ts"), "--out", dir, "--install", "--offline"],
-    {
-      cwd: REPO,
-      stdio: ["ignore", "ignore", "inherit"],
-    },
+    { cwd: REPO, stdio: ["ignore", "ignore", "inherit"] },
   );
   return { cli: join(dir, "services/cli/src/main.js"), dir };
 }
 
-interface BatonRun {
-  transitions: number;
-  errors: number;
-  /** CPU ms per acknowledged transition, per service (replicas summed), and of this load generator. */
-  cpuPerTransition: Record<string, number>;
-  /** PostgreSQL commits (`xact_commit` delta of the deployment's database) per transition. */
-  commitsPerTransition: number;
-}
-
-async function baton(): Promise<BatonRun> {
-  // Rate limits off (0): the benchmark is one organization writing as fast as the machine allows,
-  // which is exactly what the limits exist to slow (issue #12).
-  const build = values.source ? null : compiledCli();
-  const deployment = await startDistributed({
-    engines: Number(values.engines),
-    ...(build ? { compiledCli: build.cli } : {}),
-    env: {
-      BATON_RATE_PRINCIPAL_WRITES: "0",
-      BATON_RATE_PRINCIPAL_READS: "0",
-      BATON_RATE_ORG_WRITES: "0",
-      BATON_RATE_ORG_READS: "0",
-    },
-  });
-  try {
-    await deployment.publish(join(REPO, "bench/processes/bench-step"));
-    // A lean client (one JSON-RPC POST per call, as any MCP client over stateless Streamable HTTP
-    // sends it) so the load generator leaves the machine's two cores to the server.
-    const sessions: { call: (tool: string, args: object) => Promise<Result> }[] = [];
-    for (let i = 0; i < clients; i++) {
-      const token = await deployment.token({ kind: "agent", id: `a_bench_${i}` });
-      sessions.push({ call: (tool, args) => rpc(deployment.url, token, tool, args) });
-    }
-    let transitions = 0;
-    let errors = 0;
-    const processes: [string, ChildProcess][] = [
-      "gateway",
-      "engine",
-      "registry",
-      "scheduler",
-      "evidence",
-    ].flatMap((name) => deployment.running(name).map((c) => [name, c] as [string, ChildProcess]));
-    await new Promise((r) => setTimeout(r, 1500));
-    const commitsBefore = await commits(deployment.databaseUrl);
-    const cpuBefore = processes.map(([, c]) => cpuMs(c.pid as number));
-    const selfBefore = process.cpuUsage();
-    const end = Date.now() + seconds * 1000;
-    await Promise.all(
-      sessions.map(async (s, i) => {
-        let n = 0;
-        while (Date.now() < end) {
-          n++;
-          const started = await s.call("start_run", {
-            process: "bench-step",
-            inputs: { n },
-            requestId: randomUUID(),
-          });
-          if (!started.ok) {
-            errors++;
-            continue;
-          }
-          transitions++;
-          const runId = started.data.run.id;
-          const claim = await s.call("claim", { runId, stepId: "work", requestId: randomUUID() });
-          if (!claim.ok) {
-            errors++;
-            continue;
-          }
-          transitions++;
-          const submit = await s.call("submit", {
-            token: claim.data.token,
-            output: { n },
-            summary: `bench ${i}/${n}`,
-            requestId: randomUUID(),
-          });
-          if (submit.ok) transitions++;
-          else errors++;
-        }
-      }),
-    );
-    const cpuAfter = processes.map(([, c]) => cpuMs(c.pid as number));
-    const self = process.cpuUsage(selfBefore);
-    // pg_stat_database is flushed by each backend at most once a second.
-    await new Promise((r) => setTimeout(r, 1500));
-    const commitsAfter = await commits(deployment.databaseUrl);
-    const cpuPerTransition: Record<string, number> = {};
-    processes.forEach(([name], i) => {
-      cpuPerTransition[name] =
-        (cpuPerTransition[name] ?? 0) + ((cpuAfter[i] as number) - (cpuBefore[i] as number)) / transitions;
-    });
-    cpuPerTransition["load generator"] = (self.user + self.system) / 1000 / transitions;
+async function start(config: Config, cli: string | null): Promise<Target> {
+  if (config.deployment === "embedded") {
+    const deployment = await startEmbedded({ env: UNLIMITED });
+    const pid = deployment.process.pid as number;
     return {
-      transitions: transitions / seconds,
-      errors,
-      cpuPerTransition,
-      // Minus the one commit of reading the count itself.
-      commitsPerTransition: (commitsAfter - commitsBefore - 1) / transitions,
+      config,
+      deployment,
+      charged: async () => [{ name: "baton dev", pid }],
+      metricsUrls: () => [deployment.url.replace(/\/mcp$/, "/metrics")],
+      databaseUrl: null,
     };
-  } finally {
-    await deployment.stop();
-    if (build) rmSync(build.dir, { recursive: true, force: true });
   }
+  const deployment = await startDistributed({
+    engines: config.engines,
+    ...(cli ? { compiledCli: cli } : {}),
+    env: UNLIMITED,
+    // pg_stat_user_functions counts the engine's commit functions only with this.
+    databaseSettings: { track_functions: "pl" },
+  });
+  const database = new URL(deployment.databaseUrl).pathname.slice(1);
+  const nats = natsServerPid(Number(new URL(NATS_URL).port || 4222));
+  const services = ["gateway", "engine", "registry", "scheduler", "evidence"];
+  return {
+    config,
+    deployment,
+    charged: async () => [
+      ...services.flatMap((name) => deployment.running(name).map((c) => ({ name, pid: c.pid as number }))),
+      ...(await postgresBackends(POSTGRES_URL, database)).map((pid) => ({ name: "postgres", pid })),
+      ...(nats ? [{ name: "nats-server", pid: nats }] : []),
+    ],
+    metricsUrls: () => deployment.running("engine").map((c) => `${deployment.opsUrl(c)}/metrics`),
+    databaseUrl: deployment.databaseUrl,
+  };
 }
 
-const pgTps = await baseline();
-const b = await baton();
-process.stdout.write(
-  `clients ${clients}, ${seconds} s each\n` +
-    `PostgreSQL baseline (pgbench, one transition-shaped commit): ${pgTps.toFixed(0)} commits/s\n` +
-    `Baton (MCP over HTTP, gateway → NATS → engine → PostgreSQL): ${b.transitions.toFixed(0)} transitions/s (${b.errors} errors)\n` +
-    `ratio Baton / PostgreSQL: ${(b.transitions / pgTps).toFixed(3)}\n` +
-    `PostgreSQL commits per transition: ${b.commitsPerTransition.toFixed(2)}\n` +
-    `CPU ms per transition: ${Object.entries(b.cpuPerTransition)
+/** Clients of one identity each, sharing one keep-alive agent and one latency record. */
+async function clientsOf(
+  t: Target,
+  ids: { kind: "agent" | "person"; id: string; groups?: string[] }[],
+  latencies: Latencies,
+  agent: ReturnType<typeof keepAliveAgent>,
+): Promise<BenchClient[]> {
+  const list: BenchClient[] = [];
+  for (const as of ids) {
+    const token = await t.deployment.token(
+      as.kind === "agent" ? { kind: "agent", id: as.id } : { ...as, kind: "person" },
+    );
+    list.push(new BenchClient(t.deployment.url, token, agent, latencies));
+  }
+  return list;
+}
+
+interface ClosedResult {
+  rate: number;
+  latencies: Latencies;
+  commits: CommitSplit;
+  cpu: Map<string, number>;
+  generatorCpu: number;
+}
+
+async function closed(t: Target, pgTps: number): Promise<ClosedResult> {
+  const agent = keepAliveAgent();
+  const latencies = new Latencies();
+  const ids = Array.from({ length: clients }, (_, i) => ({ kind: "agent" as const, id: `a_bench_${i}` }));
+  const list = await clientsOf(t, ids, latencies, agent);
+  const warmup = Number(values.warmup);
+  if (warmup > 0) {
+    // Unmeasured: first calls pay for JIT compilation, pools opening and caches filling.
+    const cold = new Latencies();
+    await closedLoop(await clientsOf(t, ids, cold, agent), warmup);
+  }
+  // The start-up's and the warm-up's commits must be in PostgreSQL's statistics before they are
+  // read, or they count as the run's (see the wait after the run).
+  await sleep(t.databaseUrl ? 11_000 : 1500);
+  const meter = new CpuMeter(() => t.charged());
+  const db0 = t.databaseUrl ? await databaseCounters(t.databaseUrl) : null;
+  const e0 = await engineCounters(t.metricsUrls());
+  await meter.start();
+  const self0 = process.cpuUsage();
+  const counts = await closedLoop(list, seconds);
+  const spent = await meter.stop();
+  const self = process.cpuUsage(self0);
+  const eEnd = await engineCounters(t.metricsUrls());
+  agent.destroy();
+  // A PostgreSQL backend flushes its statistics at most once a second, and one that goes idle within
+  // that second only when its idle timer fires, 10 s later (PGSTAT_IDLE_INTERVAL): wait that out so
+  // every commit of the run is counted (the relay's idle rounds meanwhile count on both sides).
+  await sleep(t.databaseUrl ? 11_000 : 0);
+  const e1 = await engineCounters(t.metricsUrls());
+  const db1 = t.databaseUrl ? await databaseCounters(t.databaseUrl) : null;
+  const n = Math.max(1, counts.transitions);
+  const write = (e1.commitStatements - e0.commitStatements) / n;
+  const relay = (eEnd.outboxRounds - e0.outboxRounds) / n;
+  // Minus the one commit of reading the counters before (the one after is not counted yet) and the
+  // relay's idle rounds while waiting for the statistics.
+  const total =
+    db0 && db1 ? (db1.xactCommit - db0.xactCommit - 1 - (e1.outboxRounds - eEnd.outboxRounds)) / n : null;
+  const commits: CommitSplit = { total, write, relay, other: total === null ? null : total - write - relay };
+  const cpu = new Map([...spent].map(([name, ms]) => [name, ms / n]));
+  const generatorCpu = (self.user + self.system) / 1000 / n;
+  const rate = counts.transitions / seconds;
+  const engineTransitions = e1.transitions - e0.transitions;
+  const statements = e1.commitStatements - e0.commitStatements;
+  // Every transition passes through baton_commit once (alone, or inside baton_commit_many).
+  const one = db0 && db1 ? db1.batonCommitCalls - db0.batonCommitCalls : 0;
+  const many = db0 && db1 ? db1.batonCommitManyCalls - db0.batonCommitManyCalls : 0;
+  out(
+    `Baton (MCP over HTTP, ${t.config.deployment === "embedded" ? "baton dev: every service in one process, PGlite" : `gateway → NATS → ${t.config.engines} engine${t.config.engines > 1 ? "s" : ""} → PostgreSQL`}): ${rate.toFixed(0)} transitions/s (${errorText(latencies)})`,
+  );
+  out(`ratio Baton / PostgreSQL: ${(rate / pgTps).toFixed(3)}`);
+  out(
+    total === null
+      ? `PostgreSQL commits per transition: write ${write.toFixed(2)}, outbox relay ${relay.toFixed(2)} (PGlite: other commits not counted)`
+      : `PostgreSQL commits per transition: ${total.toFixed(2)} (write ${write.toFixed(2)}, outbox relay ${relay.toFixed(2)}, other ${(total - write - relay).toFixed(2)})`,
+  );
+  out(
+    `  engine: ${statements} commit statements for ${engineTransitions} transitions (${(engineTransitions / Math.max(1, statements)).toFixed(2)} per statement)` +
+      (db0 && db1
+        ? `; pg_stat_user_functions: baton_commit_many ${many} calls, baton_commit ${one} calls (alone or inside a group)${one === engineTransitions && many <= statements ? ", consistent" : ", NOT consistent with the engine's counters"}`
+        : ""),
+  );
+  out(
+    `CPU ms per transition: ${[...cpu, ["load generator", generatorCpu] as const]
       .map(([name, ms]) => `${name} ${ms.toFixed(2)}`)
-      .join(", ")}\n`,
-);
+      .join(", ")}`,
+  );
+  out(`latency ms p50/p95/p99:\n${latencyLines(latencies, ["start_run", "claim", "submit"])}`);
+  return { rate, latencies, commits, cpu, generatorCpu };
+}
+
+interface ArrivalResult {
+  latencies: Latencies;
+  readyToClaim: number[];
+}
+
+async function arrival(t: Target): Promise<ArrivalResult> {
+  const agent = keepAliveAgent();
+  const latencies = new Latencies();
+  const [starter] = await clientsOf(t, [{ kind: "agent", id: "a_bench_starter" }], latencies, agent);
+  const agents = await clientsOf(
+    t,
+    Array.from({ length: clients }, (_, i) => ({ kind: "agent" as const, id: `a_bench_worker_${i}` })),
+    latencies,
+    agent,
+  );
+  const people = await clientsOf(
+    t,
+    Array.from({ length: Number(values.people) }, (_, i) => ({
+      kind: "person" as const,
+      id: `approver${i}@example.com`,
+      groups: [APPROVER_GROUP],
+    })),
+    latencies,
+    agent,
+  );
+  const rate = Number(values.rate);
+  const pollMs = Number(values["poll-ms"]);
+  const counts = await arrivalLoop({
+    starter: starter as BenchClient,
+    agents,
+    people,
+    rate,
+    seconds,
+    pollMs,
+  });
+  agent.destroy();
+  out(
+    `arrival: ${rate} runs/s offered for ${seconds} s (${counts.offered} runs), ${agents.length} agents and ${people.length} people polling every ${pollMs} ms: ${counts.runs} started, ${counts.decided} approved, ${(counts.transitions / seconds).toFixed(0)} transitions/s, ${counts.conflicts} conflicts (lost races), ${errorText(latencies)}`,
+  );
+  out(
+    `latency ms p50/p95/p99:\n${latencyLines(latencies, ["start_run", "get_work", "claim", "submit", "decide"])}`,
+  );
+  out(
+    `ready → claim ms p50/p95/p99: ${quantiles(counts.readyToClaim)} (${counts.readyToClaim.length} claims)`,
+  );
+  return { latencies, readyToClaim: counts.readyToClaim };
+}
+
+out(`clients ${clients}, ${seconds} s each`);
+const pgTps = runClosed ? await pgbenchRate(clients, seconds) : Number.NaN;
+if (runClosed)
+  out(`PostgreSQL baseline (pgbench, one transition-shaped commit): ${pgTps.toFixed(0)} commits/s`);
+const build = !values.source && configs.some((c) => c.deployment === "distributed") ? compiledCli() : null;
+const rows: Row[] = [];
+try {
+  for (const config of configs) {
+    if (configs.length > 1)
+      out(
+        `\n## ${config.deployment}${config.deployment === "distributed" ? `, ${config.engines} engine${config.engines > 1 ? "s" : ""}` : ""}`,
+      );
+    const target = await start(config, build?.cli ?? null);
+    try {
+      await target.deployment.publish(join(REPO, "bench/processes/bench-step"));
+      await target.deployment.publish(join(REPO, "bench/processes/bench-approval"), {
+        approver: APPROVER_GROUP,
+      });
+      const c = runClosed ? await closed(target, pgTps) : null;
+      const a = runArrival ? await arrival(target) : null;
+      rows.push({
+        deployment: config.deployment,
+        engines: config.engines,
+        rate: c?.rate ?? null,
+        ratio: c ? c.rate / pgTps : null,
+        commits: c?.commits ?? null,
+        cpu: c?.cpu ?? null,
+        generatorCpu: c?.generatorCpu ?? null,
+        closed: c?.latencies ?? null,
+        arrival: a?.latencies ?? null,
+        readyToClaim: a?.readyToClaim ?? null,
+        errors: (c?.latencies.errors ?? 0) + (a?.latencies.errors ?? 0),
+      });
+    } finally {
+      await target.deployment.stop();
+    }
+  }
+} finally {
+  if (build) rmSync(build.dir, { recursive: true, force: true });
+}
+out(`\n${table(rows)}\n\n${MODEL_NOTE}`);

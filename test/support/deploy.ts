@@ -147,7 +147,7 @@ export async function startEmbedded(
     /** More environment, e.g. `BATON_OPERATORS_EMAIL`. */
     env?: Record<string, string>;
   } = {},
-): Promise<Deployment> {
+): Promise<EmbeddedDeployment> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "baton-dev-"));
   const logFile = join(dataDir, "test.log");
   const log = createWriteStream(logFile, { flags: "a" });
@@ -174,7 +174,13 @@ export async function startEmbedded(
     log.end();
     if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
-  return { ...deployment, consoleUrl: m[2] as string };
+  return { ...deployment, kind: "embedded", consoleUrl: m[2] as string, process: child };
+}
+
+/** `baton dev` started by {@link startEmbedded}: its one process (its pid for CPU readings, bench/). */
+export interface EmbeddedDeployment extends Deployment {
+  kind: "embedded";
+  process: ChildProcess;
 }
 
 /**
@@ -236,6 +242,11 @@ export interface DistributedOptions {
   wrap?: Partial<Record<string, string[]>>;
   /** How long the deployment may take to become ready, ms (default 90 s). */
   readyMs?: number;
+  /**
+   * PostgreSQL settings of the deployment's database (`alter database … set`), in force for every
+   * connection the services open, e.g. `{ track_functions: "pl" }` (bench/).
+   */
+  databaseSettings?: Record<string, string>;
 }
 
 /** A distributed deployment, with what tests of the services themselves need. */
@@ -273,6 +284,8 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
   const admin = new pg.Client({ connectionString: POSTGRES_URL });
   await admin.connect();
   await admin.query(`create database ${database}`);
+  for (const [name, value] of Object.entries(options.databaseSettings ?? {}))
+    await admin.query(`alter database ${database} set ${name} = ${pg.escapeLiteral(value)}`);
   await admin.end();
   const port = await freePort();
   const publicUrl = `http://127.0.0.1:${port}`;

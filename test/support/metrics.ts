@@ -5,6 +5,8 @@ export const METRIC_NAMES = [
   "baton_tool_calls_total",
   "baton_tool_duration_seconds",
   "baton_transitions_total",
+  "baton_commit_statements_total",
+  "baton_outbox_rounds_total",
   "baton_bus_request_duration_seconds",
   "baton_partitions_owned",
   "baton_timers_due",

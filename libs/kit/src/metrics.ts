@@ -40,6 +40,27 @@ export const transitions = new Counter({
 });
 
 /**
+ * `baton_commit_statements_total`: commit statements this engine replica sent to PostgreSQL — a
+ * `baton_commit` of one transition or a `baton_commit_many` of a group (issue #15) — each its own
+ * transaction; with `baton_transitions_total` it shows what group commit saves.
+ */
+export const commitStatements = new Counter({
+  name: "baton_commit_statements_total",
+  help: "Commit statements sent to PostgreSQL (baton_commit of one transition or baton_commit_many of a group), each one transaction.",
+  registers: [registry],
+});
+
+/**
+ * `baton_outbox_rounds_total`: transactions of this engine replica's outbox relay — a round that
+ * publishes the unpublished domain events (empty rounds included) or a clean-up of old rows.
+ */
+export const outboxRounds = new Counter({
+  name: "baton_outbox_rounds_total",
+  help: "Outbox relay transactions: rounds publishing unpublished domain events (empty ones included) and clean-ups.",
+  registers: [registry],
+});
+
+/**
  * `baton_bus_request_duration_seconds{subject}`: a service call over the bus, attempts and retries
  * included, by the catalog's subject name (`engine.write` for every `engine.p<k>`; never the
  * partition or the namespace, so the label has a dozen values).

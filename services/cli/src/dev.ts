@@ -22,7 +22,9 @@ import {
   consoleEnvProblems,
   consoleSignInFromEnv,
   type GatewaySettings,
+  RATE_LIMIT_ENV,
   type RateLimits,
+  rateLimitsFromEnv,
   startGateway,
 } from "@baton/gateway";
 import { createLogger, Health, type Logger, parseEnv } from "@baton/kit";
@@ -62,6 +64,16 @@ export const DevOidcEnvSchema = z
     ];
     for (const p of problems) ctx.addIssue({ code: "custom", path: [p.path], message: p.message });
   });
+
+/**
+ * The gateway's rate limits from `BATON_RATE_*` in `env` (docs/configuration.md), counted in memory
+ * by `baton dev` (`REDIS_URL` is not read): the defaults when none is set; `0` switches a limit off,
+ * as `pnpm bench` does. Throws an Error naming each unusable variable (never its value).
+ */
+export function devRateLimitsFromEnv(env: NodeJS.ProcessEnv): RateLimits {
+  const { REDIS_URL: _redis, ...limits } = RATE_LIMIT_ENV;
+  return rateLimitsFromEnv(parseEnv(z.object(limits), env, "dev", "baton dev"));
+}
 
 /** An OIDC issuer `baton dev` trusts instead of its dev issuer (see {@link DevOidcEnvSchema}). */
 export interface DevOidc {

@@ -35,6 +35,7 @@ Usage:
       written to DIR/mail/ as an .eml file. Webhooks may target http:// and private addresses.
       With BATON_AUTH_ISSUER and BATON_AUTH_JWKS_URL set, tokens come from that OIDC issuer instead
       of the dev issuer (claim mapping: BATON_AUTH_*; the console's client: BATON_CONSOLE_CLIENT_ID).
+      Rate limits: the gateway's BATON_RATE_* (counted in memory; 0 switches one off).
   baton serve <gateway|registry|engine|evidence|scheduler|notifier>
       One service over NATS and PostgreSQL, configured by environment (see docs/configuration.md).
   baton migrate
@@ -106,17 +107,21 @@ async function dev(argv: string[]) {
   // `validate` and the rest do not need (about 1.5 s of CPU on each start). OpenTelemetry first, when
   // an OTLP endpoint is set (PGlite has no `pg` spans: the embedded database is not `pg`).
   await import("./otel.ts");
-  const { devOidcFromEnv, startDev } = await import("./dev.ts").catch((error: NodeJS.ErrnoException) => {
-    // The compiled build (scripts/build.ts, the image) leaves out the console's Vite build step.
-    if (error.code === "ERR_MODULE_NOT_FOUND" && /@baton[\\/]console/.test(error.message))
-      fail(
-        "baton dev runs from a clone of the repository (pnpm baton dev); this build runs baton serve, migrate and the admin commands",
-      );
-    throw error;
-  });
+  const { devOidcFromEnv, devRateLimitsFromEnv, startDev } = await import("./dev.ts").catch(
+    (error: NodeJS.ErrnoException) => {
+      // The compiled build (scripts/build.ts, the image) leaves out the console's Vite build step.
+      if (error.code === "ERR_MODULE_NOT_FOUND" && /@baton[\\/]console/.test(error.message))
+        fail(
+          "baton dev runs from a clone of the repository (pnpm baton dev); this build runs baton serve, migrate and the admin commands",
+        );
+      throw error;
+    },
+  );
   let oidc: ReturnType<typeof devOidcFromEnv>;
+  let rateLimits: ReturnType<typeof devRateLimitsFromEnv>;
   try {
     oidc = devOidcFromEnv(process.env);
+    rateLimits = devRateLimitsFromEnv(process.env);
   } catch (error) {
     fail(error instanceof Error ? error.message : String(error));
   }
@@ -127,6 +132,7 @@ async function dev(argv: string[]) {
     samples: !values["no-samples"],
     ...(values.smtp ? { smtp: values.smtp } : {}),
     oidc,
+    rateLimits,
   });
   process.stdout.write(`MCP endpoint: ${server.url}\nConsole: ${server.info.publicUrl}/ui/\n`);
   if (oidc)

@@ -2,7 +2,7 @@
 import type { Bus } from "@baton/bus";
 import type { Clock } from "@baton/clock";
 import { type Db, outbox, rowsOf } from "@baton/db";
-import type { Logger } from "@baton/kit";
+import { type Logger, outboxRounds } from "@baton/kit";
 import { and, isNotNull, lt, sql } from "drizzle-orm";
 
 /** How the relay runs; each has a default. */
@@ -71,6 +71,7 @@ export class OutboxRelay {
   private async round(): Promise<void> {
     const batch = this.options.batch ?? 200;
     for (;;) {
+      outboxRounds.inc();
       const published = await this.db.transaction(async (tx) => {
         const rows = await tx.execute(
           sql`select id, subject, payload from ${outbox} where published_at is null order by id limit ${batch} for update skip locked`,
@@ -98,6 +99,7 @@ export class OutboxRelay {
     if (now - this.lastCleanup < 60_000) return;
     this.lastCleanup = now;
     const keep = this.options.keepMs ?? 24 * 3600_000;
+    outboxRounds.inc();
     await this.db
       .delete(outbox)
       .where(and(isNotNull(outbox.publishedAt), lt(outbox.publishedAt, new Date(this.clock.now() - keep))));

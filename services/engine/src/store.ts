@@ -10,7 +10,7 @@ import {
   type Run,
   type WorkItemRow,
 } from "@baton/engine";
-import { activeTraceparent } from "@baton/kit";
+import { activeTraceparent, commitStatements } from "@baton/kit";
 import { iso, type Process } from "@baton/process";
 import { partitionOf, type ToolResult } from "@baton/protocol";
 import { and, desc, eq, sql } from "drizzle-orm";
@@ -385,6 +385,7 @@ export class EngineStore {
     }
     let outcomes: string[];
     try {
+      commitStatements.inc();
       const result = await this.db.execute(
         sql`select baton_commit_many(${`[${batch.map((q) => q.text).join(",")}]`}::jsonb) as outcomes`,
       );
@@ -414,6 +415,7 @@ export class EngineStore {
   /** One transition's `baton_commit`: its outcome, `fence` for a lost fence (BT409). */
   private async commitOne(text: string): Promise<string> {
     try {
+      commitStatements.inc();
       const result = await this.db.execute(sql`select baton_commit(${text}::jsonb) as outcome`);
       return String(rowsOf<{ outcome: string }>(result)[0]?.outcome);
     } catch (error) {

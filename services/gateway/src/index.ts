@@ -30,8 +30,10 @@ export {
   createRateLimiter,
   DEFAULT_RATE_LIMITS,
   type Limited,
+  RATE_LIMIT_ENV,
   type RateLimiter,
   type RateLimits,
+  rateLimitsFromEnv,
 } from "./rate-limit.ts";
 export { type GatewayInfra, type GatewaySettings, type RunningGateway, startGateway } from "./start.ts";
 export { createToolRouter, type ToolDeps, type ToolSettings } from "./tools.ts";

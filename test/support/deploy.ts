@@ -161,7 +161,11 @@ export async function startEmbedded(
     ...(options.clock ? ["--clock", options.clock] : []),
     ...(options.args ?? []),
   ];
-  const child = spawn(NODE, [...TSX_IMPORT, ...args], {
+  // BATON_PROFILE_DIR=<dir> writes a CPU profile of `baton dev` on exit, as of every service below.
+  const profile = process.env.BATON_PROFILE_DIR
+    ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BATON_PROFILE_DIR}`]
+    : [];
+  const child = spawn(NODE, [...profile, ...TSX_IMPORT, ...args], {
     cwd: REPO,
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, BATON_LOG_LEVEL: "warn", ...options.env },

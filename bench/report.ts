@@ -50,7 +50,7 @@ export interface CommitSplit {
   write: number;
   /** Outbox relay transactions. */
   relay: number;
-  /** The rest of `total` (reads in transactions, registry, scheduler, …), or null. */
+  /** The rest of `total` (reads in transactions, the notifier's reads and records, registry, scheduler, …), or null. */
   other: number | null;
 }
 

@@ -8,8 +8,9 @@
  *    - closed loop (`--mode closed`, the default): C virtual agents loop start_run → claim → submit
  *      (bench/loops.ts) and the rate, its ratio to pgbench's, PostgreSQL commits per transition
  *      (engine write commits, outbox relay rounds and the rest), CPU ms per transition per process
- *      (Baton's services, PostgreSQL's backends of the deployment's database, nats-server, and the
- *      load generator itself) and per-tool latencies are printed;
+ *      (Baton's services — the notifier included, as production runs it — PostgreSQL's backends of
+ *      the deployment's database, nats-server, and the load generator itself) and per-tool
+ *      latencies are printed;
  *    - arrival rate (`--mode arrival`): runs start at `--rate` per second; agents poll `get_work`
  *      (`--poll-ms`), claim and submit; people of the approver group poll and approve. Per-tool
  *      p50/p95/p99 latencies, the time from an agent step becoming ready to its claim, and errors.
@@ -39,6 +40,7 @@ import {
   startDistributed,
   startEmbedded,
 } from "../test/support/deploy.ts";
+import { until } from "../test/support/processes.ts";
 import { pgbenchRate } from "./baseline.ts";
 import { BenchClient, keepAliveAgent, Latencies } from "./client.ts";
 import { APPROVER_GROUP, arrivalLoop, closedLoop } from "./loops.ts";
@@ -155,9 +157,17 @@ async function start(config: Config, cli: string | null): Promise<Target> {
     // pg_stat_user_functions counts the engine's commit functions only with this.
     databaseSettings: { track_functions: "pl" },
   });
+  // Production runs the notifier too (compose, the Helm chart): with its defaults — no SMTP, so no
+  // mail, and no webhook subscription — it still reads every domain event and records it.
+  const notifier = deployment.serve("notifier");
+  await until(
+    async () => (await fetch(`${deployment.opsUrl(notifier)}/readyz`).catch(() => null))?.status === 200,
+    "the notifier ready",
+    60_000,
+  );
   const database = new URL(deployment.databaseUrl).pathname.slice(1);
   const nats = natsServerPid(Number(new URL(NATS_URL).port || 4222));
-  const services = ["gateway", "engine", "registry", "scheduler", "evidence"];
+  const services = ["gateway", "engine", "registry", "scheduler", "evidence", "notifier"];
   return {
     config,
     deployment,

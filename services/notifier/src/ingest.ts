@@ -1,4 +1,4 @@
-// Reading one domain event: its facts from PostgreSQL, its deliveries created once (issue #11).
+// Reading domain events in batches: their facts from PostgreSQL, their deliveries created once (issues #11, #15).
 import type { Clock } from "@baton/clock";
 import {
   type Db,
@@ -9,9 +9,15 @@ import {
   webhookSubscriptions,
 } from "@baton/db";
 import type { Logger } from "@baton/kit";
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import { type DomainEventMessage, type RunFacts, webhookData } from "./payload.ts";
-import { isNotified, type MailPlan, planDeliveries } from "./plan.ts";
+import {
+  isNotified,
+  type MailPlan,
+  type PlannedDelivery,
+  planDeliveries,
+  type SubscriptionTarget,
+} from "./plan.ts";
 
 /** What reading events needs. */
 export interface IngestDeps {
@@ -28,119 +34,209 @@ export interface IngestDeps {
 export type Ingested = { outcome: "new"; pending: number } | { outcome: "seen" } | { outcome: "ignored" };
 
 /**
- * Builds the function that reads one event. It is idempotent on the event's id (its outbox row):
- * the event's row and its deliveries are inserted in one transaction, and a second read of the same
- * event — JetStream redelivering it, another replica reading it at the same moment, the outbox read
- * again after a crash — inserts nothing (issue #11: one delivery per (event, destination), whatever
- * NATS does). The run's process, version and step, and the step's due time, come from PostgreSQL;
- * the event itself carries ids only. Throws when the database fails (the caller reads it again later).
+ * Reads a batch of events and answers what became of each, in the batch's order. Resolves once every
+ * new event of the batch and its deliveries are committed; throws when the database fails, and then
+ * nothing of the batch is recorded (the caller reads it all again later).
  */
-export function createIngest(deps: IngestDeps): (event: DomainEventMessage) => Promise<Ingested> {
+export type Ingest = (events: readonly DomainEventMessage[]) => Promise<Ingested[]>;
+
+/**
+ * Rows per multi-row insert: PostgreSQL takes at most 65,535 parameters in one statement, and a
+ * delivery row has 15. A batch whose deliveries need more rows than this takes one more statement
+ * per chunk (many subscriptions); the usual batch is one statement per table.
+ */
+const ROWS_PER_INSERT = 2_000;
+
+function chunks<T>(list: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
+}
+
+/** The key of one facts lookup: events of one run and step share their facts. */
+const factsKey = (e: DomainEventMessage) => JSON.stringify([e.org, e.runId, e.stepId ?? ""]);
+
+const NO_FACTS: RunFacts = { process: "", version: 0, step: null, dueAt: null };
+
+/**
+ * Builds the function that reads a batch of events (issue #15: a constant number of statements per
+ * batch, whatever its size). It is idempotent on each event's id (its outbox row): the new events'
+ * rows and their deliveries are inserted in one transaction, and a second read of an event —
+ * JetStream redelivering it, another replica reading it at the same moment, the outbox read again
+ * after a crash, the same event twice in one batch — inserts nothing (issue #11: one delivery per
+ * (event, destination), whatever NATS does). The run's process, version and step, and the step's
+ * due time, come from PostgreSQL (read after the run's commit: the event exists only once the engine
+ * committed it); the event itself carries ids only.
+ *
+ * Per batch: one read of the ids already recorded, one read of the facts of every (run, step), one
+ * of the active webhook subscriptions and one of the group addresses of the batch's organizations,
+ * then one transaction: the event rows (`on conflict do nothing returning`, in id order so two
+ * replicas inserting overlapping batches take the keys in one order and never deadlock) and the
+ * deliveries of only the events this transaction inserted. A replica that inserts an event another
+ * is inserting waits on its key until that one commits, then inserts nothing for it.
+ */
+export function createIngest(deps: IngestDeps): Ingest {
   const { db, clock, publicUrl, mail, giveUpMs } = deps;
 
-  async function facts(event: DomainEventMessage): Promise<RunFacts> {
+  /** The facts of every distinct (org, run, step) of `events`, by {@link factsKey}; a run not found has none. */
+  async function facts(events: readonly DomainEventMessage[]): Promise<Map<string, RunFacts>> {
+    const keys = [...new Set(events.map(factsKey))];
+    const wanted = keys.map((key, k) => {
+      const [org, runId, stepId] = JSON.parse(key) as [string, string, string];
+      return { k, org, run_id: runId, step: stepId };
+    });
     const result = await db.execute(sql`
-      select r.process, r.version,
-        (r.doc->'steps'->(${event.stepId ?? ""}::text)->>'dueAt')::bigint as due_at,
-        (select s from jsonb_array_elements(v.definition->'steps') s where s->>'id' = ${event.stepId ?? ""}::text limit 1) as step
-      from runs r
-      left join process_versions v on v.org = r.org and v.name = r.process and v.version = r.version
-      where r.id = ${event.runId} and r.org = ${event.org}`);
-    const row = rowsOf<{
+      select q.k, r.process, r.version,
+        (r.doc->'steps'->(q.step)->>'dueAt')::bigint as due_at,
+        (select s from jsonb_array_elements(v.definition->'steps') s where s->>'id' = q.step limit 1) as step
+      from jsonb_to_recordset(${JSON.stringify(wanted)}::jsonb) as q(k int, org text, run_id text, step text)
+      join runs r on r.id = q.run_id and r.org = q.org
+      left join process_versions v on v.org = r.org and v.name = r.process and v.version = r.version`);
+    const found = new Map<string, RunFacts>();
+    for (const row of rowsOf<{
+      k: number;
       process: string;
       version: number;
       due_at: string | number | null;
       step: { kind?: string; instructions?: string } | null;
-    }>(result)[0];
-    if (!row) return { process: "", version: 0, step: null, dueAt: null };
-    return {
-      process: row.process,
-      version: Number(row.version),
-      step:
-        event.stepId !== undefined && row.step
-          ? { kind: String(row.step.kind ?? ""), instructions: row.step.instructions ?? null }
-          : null,
-      dueAt: row.due_at === null || row.due_at === undefined ? null : Number(row.due_at),
-    };
+    }>(result)) {
+      const key = keys[Number(row.k)] as string;
+      const named = (JSON.parse(key) as [string, string, string])[2] !== "";
+      found.set(key, {
+        process: row.process,
+        version: Number(row.version),
+        step:
+          named && row.step
+            ? { kind: String(row.step.kind ?? ""), instructions: row.step.instructions ?? null }
+            : null,
+        dueAt: row.due_at === null || row.due_at === undefined ? null : Number(row.due_at),
+      });
+    }
+    return found;
   }
 
-  return async function ingest(event) {
-    if (!isNotified(event.type)) return { outcome: "ignored" };
-    const seen = await db
-      .select({ id: notificationEvents.eventId })
-      .from(notificationEvents)
-      .where(eq(notificationEvents.eventId, event.id));
-    if (seen.length > 0) return { outcome: "seen" };
-    const known = await facts(event);
-    const subscriptions = await db
+  /** The active subscriptions and the group addresses of each of `orgs`. */
+  async function targets(orgs: readonly string[]): Promise<{
+    subscriptions: Map<string, SubscriptionTarget[]>;
+    groups: Map<string, Map<string, string>>;
+  }> {
+    const subscriptions = new Map<string, SubscriptionTarget[]>(orgs.map((o) => [o, []]));
+    const groups = new Map<string, Map<string, string>>(orgs.map((o) => [o, new Map()]));
+    const subs = await db
       .select({
+        org: webhookSubscriptions.org,
         id: webhookSubscriptions.id,
         events: webhookSubscriptions.events,
         includeTestRuns: webhookSubscriptions.includeTestRuns,
         createdAt: webhookSubscriptions.createdAt,
       })
       .from(webhookSubscriptions)
-      .where(and(eq(webhookSubscriptions.org, event.org), eq(webhookSubscriptions.state, "active")));
-    const groups = new Map(
-      (
-        await db
-          .select({ group: groupEmails.groupId, address: groupEmails.address })
-          .from(groupEmails)
-          .where(eq(groupEmails.org, event.org))
-      ).map((g) => [g.group, g.address]),
-    );
-    const planned = planDeliveries(
-      event,
-      known,
-      subscriptions.map((s) => ({ ...s, createdAt: s.createdAt.getTime() })),
-      groups,
-      mail,
-      publicUrl,
-    );
+      .where(and(inArray(webhookSubscriptions.org, [...orgs]), eq(webhookSubscriptions.state, "active")));
+    for (const { org, createdAt, ...s } of subs)
+      subscriptions.get(org)?.push({ ...s, createdAt: createdAt.getTime() });
+    const addresses = await db
+      .select({ org: groupEmails.org, group: groupEmails.groupId, address: groupEmails.address })
+      .from(groupEmails)
+      .where(inArray(groupEmails.org, [...orgs]));
+    for (const g of addresses) groups.get(g.org)?.set(g.group, g.address);
+    return { subscriptions, groups };
+  }
+
+  return async function ingest(events) {
+    const outcomes: Ingested[] = events.map(() => ({ outcome: "ignored" }));
+    // The first occurrence of each notified event id; a later copy in the same batch was read already.
+    const first = new Map<number, number>();
+    events.forEach((event, i) => {
+      if (!isNotified(event.type)) return;
+      if (first.has(event.id)) outcomes[i] = { outcome: "seen" };
+      else first.set(event.id, i);
+    });
+    if (first.size === 0) return outcomes;
+    const seen = await db
+      .select({ id: notificationEvents.eventId })
+      .from(notificationEvents)
+      .where(inArray(notificationEvents.eventId, [...first.keys()]));
+    for (const { id } of seen) {
+      outcomes[first.get(id) as number] = { outcome: "seen" };
+      first.delete(id);
+    }
+    if (first.size === 0) return outcomes;
+    const fresh = [...first.values()].map((i) => events[i] as DomainEventMessage).sort((a, b) => a.id - b.id);
+    const known = await facts(fresh);
+    const { subscriptions, groups } = await targets([...new Set(fresh.map((e) => e.org))]);
     const now = new Date(clock.now());
-    const data = webhookData(event, known, publicUrl);
-    return db.transaction(async (tx) => {
-      const inserted = await tx
-        .insert(notificationEvents)
-        .values({
-          eventId: event.id,
-          org: event.org,
-          type: event.type,
-          runId: event.runId,
-          mode: event.mode,
-          at: new Date(event.at),
-          data,
-          receivedAt: now,
-        })
-        .onConflictDoNothing()
-        .returning({ id: notificationEvents.eventId });
-      // Another reader got there first (it waited on the key until that one committed).
-      if (inserted.length === 0) return { outcome: "seen" } as const;
-      if (planned.length > 0) {
-        await tx
-          .insert(notificationDeliveries)
+    const planned = new Map<number, { facts: RunFacts; deliveries: PlannedDelivery[] }>();
+    for (const event of fresh) {
+      const f = known.get(factsKey(event)) ?? NO_FACTS;
+      planned.set(event.id, {
+        facts: f,
+        deliveries: planDeliveries(
+          event,
+          f,
+          subscriptions.get(event.org) ?? [],
+          groups.get(event.org) ?? new Map(),
+          mail,
+          publicUrl,
+        ),
+      });
+    }
+    const inserted = await db.transaction(async (tx) => {
+      const ids = new Set<number>();
+      for (const chunk of chunks(fresh, ROWS_PER_INSERT)) {
+        const rows = await tx
+          .insert(notificationEvents)
           .values(
-            planned.map((p) => ({
+            chunk.map((event) => ({
               eventId: event.id,
-              destination: p.destination,
               org: event.org,
-              channel: p.channel,
-              subscriptionId: p.subscriptionId,
-              address: p.address,
-              runId: event.runId,
               type: event.type,
-              state: p.state,
-              attempts: 0,
-              nextAttemptAt: p.state === "pending" ? now : null,
-              giveUpAt: new Date(now.getTime() + giveUpMs),
-              message: p.message,
-              reason: p.reason,
-              createdAt: now,
+              runId: event.runId,
+              mode: event.mode,
+              at: new Date(event.at),
+              data: webhookData(event, planned.get(event.id)?.facts ?? NO_FACTS, publicUrl),
+              receivedAt: now,
             })),
           )
-          .onConflictDoNothing();
+          .onConflictDoNothing()
+          .returning({ id: notificationEvents.eventId });
+        for (const { id } of rows) ids.add(id);
       }
-      return { outcome: "new", pending: planned.filter((p) => p.state === "pending").length } as const;
+      // An event not inserted here was inserted by another reader first (this one waited on its
+      // key until that one committed): its deliveries are that reader's.
+      const deliveries = fresh
+        .filter((event) => ids.has(event.id))
+        .flatMap((event) =>
+          (planned.get(event.id)?.deliveries ?? []).map((p) => ({
+            eventId: event.id,
+            destination: p.destination,
+            org: event.org,
+            channel: p.channel,
+            subscriptionId: p.subscriptionId,
+            address: p.address,
+            runId: event.runId,
+            type: event.type,
+            state: p.state,
+            attempts: 0,
+            nextAttemptAt: p.state === "pending" ? now : null,
+            giveUpAt: new Date(now.getTime() + giveUpMs),
+            message: p.message,
+            reason: p.reason,
+            createdAt: now,
+          })),
+        );
+      for (const chunk of chunks(deliveries, ROWS_PER_INSERT))
+        await tx.insert(notificationDeliveries).values(chunk).onConflictDoNothing();
+      return ids;
     });
+    for (const event of fresh) {
+      const i = first.get(event.id) as number;
+      outcomes[i] = inserted.has(event.id)
+        ? {
+            outcome: "new",
+            pending: (planned.get(event.id)?.deliveries ?? []).filter((p) => p.state === "pending").length,
+          }
+        : { outcome: "seen" };
+    }
+    return outcomes;
   };
 }

@@ -4,11 +4,14 @@ import { eventsStream, type NatsBus } from "@baton/bus";
 import { type Db, outbox, rowsOf, settings as settingsTable } from "@baton/db";
 import type { Logger } from "@baton/kit";
 import { eq, sql } from "drizzle-orm";
-import { AckPolicy, type ConsumerMessages, DeliverPolicy, nanos } from "nats";
+import { AckPolicy, type ConsumerMessages, DeliverPolicy, type JsMsg, nanos } from "nats";
 import { DomainEventMessage } from "./payload.ts";
 
-/** Reads one event; resolves once its deliveries are recorded (then it is acknowledged), rejects to have it read again. */
-export type OnEvent = (event: DomainEventMessage) => Promise<void>;
+/**
+ * Reads a batch of events (in the order read); resolves once all their deliveries are recorded (then
+ * each is acknowledged), rejects to have every event of the batch read again.
+ */
+export type OnEvents = (events: DomainEventMessage[]) => Promise<void>;
 
 /** A running source of events. */
 export interface EventSource {
@@ -18,26 +21,39 @@ export interface EventSource {
 /** The durable consumer every notifier replica shares, in the namespace's events stream. */
 export const NOTIFIER_CONSUMER = "notifier";
 
+/**
+ * The most events read as one batch (issue #15): JetStream messages that arrived while the previous
+ * batch was being recorded, or outbox rows read at once.
+ */
+export const BATCH_MAX = 200;
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * Reads `events.>` through the durable JetStream pull consumer `notifier` (issue #11), shared by any
  * number of replicas: each event goes to one of them, and comes again (to any) when it is not
  * acknowledged within `ackWaitMs` — a replica that died, or one that never acknowledges (the
- * `no-ack` test hook). An event is acknowledged only after {@link OnEvent} recorded it; a failure is
- * offered again a second later. The consumer starts from the stream's first event the first time it
- * is made (what is already recorded is never sent twice). If the stream or the consumer is lost
- * (issue #8), both are made again and reading carries on.
+ * `no-ack` test hook). Events are recorded in batches (issue #15): whatever has arrived — the
+ * consumer's buffered messages, and those that came while the previous batch was being recorded —
+ * up to {@link BATCH_MAX}, never waiting for more (a lone event is recorded as soon as it comes).
+ * An event is acknowledged only after {@link OnEvents} recorded its batch; a failed batch is offered
+ * again, every event of it, a second later. The consumer starts from the stream's first event the
+ * first time it is made (what is already recorded is never sent twice). If the stream or the
+ * consumer is lost (issue #8), both are made again and reading carries on.
  */
 export function jetStreamSource(
   bus: NatsBus,
-  onEvent: OnEvent,
+  onEvents: OnEvents,
   options: { ackWaitMs: number; log: Logger; noAck?: boolean },
 ): EventSource {
   const { log } = options;
   const stream = eventsStream(bus.namespace);
   let stopped = false;
   let messages: ConsumerMessages | null = null;
+  // Messages received and not yet recorded, and the loop recording them (null when idle).
+  const queue: JsMsg[] = [];
+  let recording: Promise<void> | null = null;
+  let roomFor: (() => void) | null = null;
 
   async function ensureConsumer(): Promise<void> {
     await bus.ensureEventsStream();
@@ -67,6 +83,59 @@ export function jetStreamSource(
     }
   }
 
+  /** Records one batch of messages, then acknowledges them all, or offers them all again. */
+  async function record(batch: JsMsg[]): Promise<void> {
+    const events: DomainEventMessage[] = [];
+    const read: JsMsg[] = [];
+    for (const m of batch) {
+      try {
+        events.push(DomainEventMessage.parse(m.json()));
+        read.push(m);
+      } catch (error) {
+        // Not an event this notifier can read: taking it again would never help.
+        log.warn({ subject: m.subject, err: String(error) }, "a malformed domain event was skipped");
+        m.term();
+      }
+    }
+    if (events.length === 0) return;
+    try {
+      await onEvents(events);
+      if (!options.noAck) for (const m of read) m.ack();
+    } catch (error) {
+      log.warn(
+        { events: events.length, first: events[0]?.id, err: String(error) },
+        "domain events could not be recorded; read again soon",
+      );
+      for (const m of read) m.nak(1_000);
+    }
+  }
+
+  /** Records what is queued, batch after batch, until the queue is empty. */
+  async function drain(): Promise<void> {
+    // One turn of the event loop: the messages the consumer already holds join this batch.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    while (queue.length > 0 && !stopped) {
+      const batch = queue.splice(0, BATCH_MAX);
+      roomFor?.();
+      await record(batch);
+    }
+  }
+
+  /** Starts recording what is queued, unless a recording loop runs (it takes what is queued next). */
+  function kick(): void {
+    if (recording || queue.length === 0 || stopped) return;
+    recording = drain().finally(() => {
+      recording = null;
+      // A message queued between the loop's last look and this moment.
+      kick();
+    });
+  }
+
+  function take(m: JsMsg): void {
+    queue.push(m);
+    kick();
+  }
+
   async function run(): Promise<void> {
     while (!stopped) {
       try {
@@ -79,25 +148,16 @@ export function jetStreamSource(
           }
         })().catch(() => undefined);
         for await (const m of messages) {
-          let event: DomainEventMessage;
-          try {
-            event = DomainEventMessage.parse(m.json());
-          } catch (error) {
-            // Not an event this notifier can read: taking it again would never help.
-            log.warn({ subject: m.subject, err: String(error) }, "a malformed domain event was skipped");
-            m.term();
-            continue;
-          }
-          try {
-            await onEvent(event);
-            if (!options.noAck) m.ack();
-          } catch (error) {
-            log.warn(
-              { event: event.id, err: String(error) },
-              "a domain event could not be recorded; read again soon",
-            );
-            m.nak(1_000);
-          }
+          take(m);
+          // A full batch waiting: stop taking (and so pulling) more until it is being recorded, so one
+          // replica never holds much more than a batch that others could be reading.
+          if (queue.length >= BATCH_MAX)
+            await new Promise<void>((resolve) => {
+              roomFor = () => {
+                roomFor = null;
+                resolve();
+              };
+            });
         }
       } catch (error) {
         if (!stopped)
@@ -112,7 +172,9 @@ export function jetStreamSource(
     async stop() {
       stopped = true;
       messages?.stop();
+      roomFor?.();
       await done;
+      await recording?.catch(() => undefined);
     },
   };
 }
@@ -122,7 +184,8 @@ export const OUTBOX_CURSOR_KEY = "notifier.outbox";
 
 /**
  * Reads the outbox table itself (`baton dev`, issue #11: "read what the outbox committed, not a
- * best-effort in-process publish"): rows after the last one recorded, in id order, woken by the
+ * best-effort in-process publish"): rows after the last one recorded, in id order, up to
+ * {@link BATCH_MAX} at a time recorded as one batch (issue #15), woken by the
  * in-process publish of each event and every `pollMs`. The position is kept in `settings`, so a
  * crash loses nothing: on restart reading resumes after the last event whose deliveries were
  * recorded (reading one again records nothing new). The very first start begins at the newest row,
@@ -133,7 +196,7 @@ export const OUTBOX_CURSOR_KEY = "notifier.outbox";
 export function outboxSource(
   db: Db,
   bus: Bus,
-  onEvent: OnEvent,
+  onEvents: OnEvents,
   options: { pollMs: number; log: Logger },
 ): EventSource {
   let stopped = false;
@@ -173,21 +236,24 @@ export function outboxSource(
         let position: number = after ?? (await cursor());
         after = position;
         const rows: unknown = await db.execute(
-          sql`select id, payload from ${outbox} where id > ${position} order by id limit 200`,
+          sql`select id, payload from ${outbox} where id > ${position} order by id limit ${BATCH_MAX}`,
         );
         const list = rowsOf<{ id: string | number; payload: object }>(rows);
+        if (stopped) return;
+        const events: DomainEventMessage[] = [];
         for (const row of list) {
-          if (stopped) return;
           const id = Number(row.id);
           const parsed = DomainEventMessage.safeParse({ ...row.payload, id });
-          if (parsed.success) await onEvent(parsed.data);
+          if (parsed.success) events.push(parsed.data);
           else options.log.warn({ id }, "a malformed outbox row was skipped");
           position = id;
-          after = id;
         }
+        // The whole read is one batch (issue #15); a failure reads it all again.
+        if (events.length > 0) await onEvents(events);
+        after = position;
         // Saved once per batch: reading an event again after a crash records nothing new.
         if (list.length > 0) await save(position);
-        if (list.length === 200) continue;
+        if (list.length === BATCH_MAX) continue;
       } catch (error) {
         options.log.warn({ err: String(error) }, "reading the outbox failed; retrying");
       }

@@ -9,8 +9,9 @@ import { DEFAULTS, type ToolResult } from "@baton/protocol";
 import { createAdmin } from "./admin.ts";
 import type { NotifierSettings } from "./config.ts";
 import { createDeliverer } from "./deliveries.ts";
-import { createIngest } from "./ingest.ts";
+import { createIngest, type Ingested } from "./ingest.ts";
 import { fileMailer, type Mailer, smtpMailer } from "./mailer.ts";
+import type { DomainEventMessage } from "./payload.ts";
 import { type EventSource, jetStreamSource, outboxSource } from "./sources.ts";
 import { type Resolver, systemResolver } from "./targets.ts";
 
@@ -103,16 +104,21 @@ export async function startNotifier(
       operatorGroup: DEFAULTS.operatorGroup,
     },
   });
-  const onEvent = async (event: Parameters<typeof ingest>[0]) => {
-    // With spans on, recording an event's deliveries is a span of the transition's trace.
-    const result = tracingEnabled()
-      ? await inSpan(
-          `notify ${event.type}`,
-          { role: "consumer", parent: event.trace, attributes: { "baton.event": event.type } },
-          () => ingest(event),
-        )
-      : await ingest(event);
-    if (result.outcome === "new" && result.pending > 0) deliverer.wake();
+  const onEvents = async (events: DomainEventMessage[]) => {
+    // With spans on, recording an event's deliveries is a span of its transition's trace: one span
+    // per event, each lasting its batch's recording.
+    const results = tracingEnabled()
+      ? await events.reduceRight<() => Promise<Ingested[]>>(
+          (inner, event) => () =>
+            inSpan(
+              `notify ${event.type}`,
+              { role: "consumer", parent: event.trace, attributes: { "baton.event": event.type } },
+              inner,
+            ),
+          () => ingest(events),
+        )()
+      : await ingest(events);
+    if (results.some((r) => r.outcome === "new" && r.pending > 0)) deliverer.wake();
   };
   const handle = createAdmin({
     db,
@@ -127,12 +133,12 @@ export async function startNotifier(
   const unwatch = infra.watchClock?.(() => deliverer.wake()) ?? null;
   const source: EventSource =
     bus instanceof NatsBus
-      ? jetStreamSource(bus, onEvent, {
+      ? jetStreamSource(bus, onEvents, {
           ackWaitMs: config.BATON_NOTIFIER_ACK_WAIT_MS,
           log,
           noAck: config.BATON_NOTIFIER_FAULT === "no-ack",
         })
-      : outboxSource(db, bus, onEvent, { pollMs: config.BATON_NOTIFIER_POLL_MS, log });
+      : outboxSource(db, bus, onEvents, { pollMs: config.BATON_NOTIFIER_POLL_MS, log });
   const sub = serve(bus, CONTRACTS.notifier, (_call, env) => handle(env), { log });
   log.info(
     {

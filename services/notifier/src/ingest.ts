@@ -19,6 +19,9 @@ import {
   type SubscriptionTarget,
 } from "./plan.ts";
 
+/** A transaction of {@link Db}: every read and write of one batch runs in one. */
+type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+
 /** What reading events needs. */
 export interface IngestDeps {
   db: Db;
@@ -68,9 +71,9 @@ const NO_FACTS: RunFacts = { process: "", version: 0, step: null, dueAt: null };
  * due time, come from PostgreSQL (read after the run's commit: the event exists only once the engine
  * committed it); the event itself carries ids only.
  *
- * Per batch: one read of the ids already recorded, one read of the facts of every (run, step), one
- * of the active webhook subscriptions and one of the group addresses of the batch's organizations,
- * then one transaction: the event rows (`on conflict do nothing returning`, in id order so two
+ * Per batch, one transaction (one PostgreSQL commit): one read of the ids already recorded, one read
+ * of the facts of every (run, step), one of the active webhook subscriptions and one of the group
+ * addresses of the batch's organizations, then the event rows (`on conflict do nothing returning`, in id order so two
  * replicas inserting overlapping batches take the keys in one order and never deadlock) and the
  * deliveries of only the events this transaction inserted. A replica that inserts an event another
  * is inserting waits on its key until that one commits, then inserts nothing for it.
@@ -79,13 +82,13 @@ export function createIngest(deps: IngestDeps): Ingest {
   const { db, clock, publicUrl, mail, giveUpMs } = deps;
 
   /** The facts of every distinct (org, run, step) of `events`, by {@link factsKey}; a run not found has none. */
-  async function facts(events: readonly DomainEventMessage[]): Promise<Map<string, RunFacts>> {
+  async function facts(q: Tx, events: readonly DomainEventMessage[]): Promise<Map<string, RunFacts>> {
     const keys = [...new Set(events.map(factsKey))];
     const wanted = keys.map((key, k) => {
       const [org, runId, stepId] = JSON.parse(key) as [string, string, string];
       return { k, org, run_id: runId, step: stepId };
     });
-    const result = await db.execute(sql`
+    const result = await q.execute(sql`
       select q.k, r.process, r.version,
         (r.doc->'steps'->(q.step)->>'dueAt')::bigint as due_at,
         (select s from jsonb_array_elements(v.definition->'steps') s where s->>'id' = q.step limit 1) as step
@@ -116,13 +119,16 @@ export function createIngest(deps: IngestDeps): Ingest {
   }
 
   /** The active subscriptions and the group addresses of each of `orgs`. */
-  async function targets(orgs: readonly string[]): Promise<{
+  async function targets(
+    q: Tx,
+    orgs: readonly string[],
+  ): Promise<{
     subscriptions: Map<string, SubscriptionTarget[]>;
     groups: Map<string, Map<string, string>>;
   }> {
     const subscriptions = new Map<string, SubscriptionTarget[]>(orgs.map((o) => [o, []]));
     const groups = new Map<string, Map<string, string>>(orgs.map((o) => [o, new Map()]));
-    const subs = await db
+    const subs = await q
       .select({
         org: webhookSubscriptions.org,
         id: webhookSubscriptions.id,
@@ -134,7 +140,7 @@ export function createIngest(deps: IngestDeps): Ingest {
       .where(and(inArray(webhookSubscriptions.org, [...orgs]), eq(webhookSubscriptions.state, "active")));
     for (const { org, createdAt, ...s } of subs)
       subscriptions.get(org)?.push({ ...s, createdAt: createdAt.getTime() });
-    const addresses = await db
+    const addresses = await q
       .select({ org: groupEmails.org, group: groupEmails.groupId, address: groupEmails.address })
       .from(groupEmails)
       .where(inArray(groupEmails.org, [...orgs]));
@@ -152,35 +158,39 @@ export function createIngest(deps: IngestDeps): Ingest {
       else first.set(event.id, i);
     });
     if (first.size === 0) return outcomes;
-    const seen = await db
-      .select({ id: notificationEvents.eventId })
-      .from(notificationEvents)
-      .where(inArray(notificationEvents.eventId, [...first.keys()]));
-    for (const { id } of seen) {
-      outcomes[first.get(id) as number] = { outcome: "seen" };
-      first.delete(id);
-    }
-    if (first.size === 0) return outcomes;
-    const fresh = [...first.values()].map((i) => events[i] as DomainEventMessage).sort((a, b) => a.id - b.id);
-    const known = await facts(fresh);
-    const { subscriptions, groups } = await targets([...new Set(fresh.map((e) => e.org))]);
-    const now = new Date(clock.now());
+    // Reads and writes share one transaction: one PostgreSQL commit per batch (issue #15), and what
+    // was read as not yet recorded is decided again by the inserts' keys below.
     const planned = new Map<number, { facts: RunFacts; deliveries: PlannedDelivery[] }>();
-    for (const event of fresh) {
-      const f = known.get(factsKey(event)) ?? NO_FACTS;
-      planned.set(event.id, {
-        facts: f,
-        deliveries: planDeliveries(
-          event,
-          f,
-          subscriptions.get(event.org) ?? [],
-          groups.get(event.org) ?? new Map(),
-          mail,
-          publicUrl,
-        ),
-      });
-    }
     const inserted = await db.transaction(async (tx) => {
+      const seen = await tx
+        .select({ id: notificationEvents.eventId })
+        .from(notificationEvents)
+        .where(inArray(notificationEvents.eventId, [...first.keys()]));
+      for (const { id } of seen) {
+        outcomes[first.get(id) as number] = { outcome: "seen" };
+        first.delete(id);
+      }
+      if (first.size === 0) return new Set<number>();
+      const fresh = [...first.values()]
+        .map((i) => events[i] as DomainEventMessage)
+        .sort((a, b) => a.id - b.id);
+      const known = await facts(tx, fresh);
+      const { subscriptions, groups } = await targets(tx, [...new Set(fresh.map((e) => e.org))]);
+      const now = new Date(clock.now());
+      for (const event of fresh) {
+        const f = known.get(factsKey(event)) ?? NO_FACTS;
+        planned.set(event.id, {
+          facts: f,
+          deliveries: planDeliveries(
+            event,
+            f,
+            subscriptions.get(event.org) ?? [],
+            groups.get(event.org) ?? new Map(),
+            mail,
+            publicUrl,
+          ),
+        });
+      }
       const ids = new Set<number>();
       for (const chunk of chunks(fresh, ROWS_PER_INSERT)) {
         const rows = await tx
@@ -228,12 +238,12 @@ export function createIngest(deps: IngestDeps): Ingest {
         await tx.insert(notificationDeliveries).values(chunk).onConflictDoNothing();
       return ids;
     });
-    for (const event of fresh) {
-      const i = first.get(event.id) as number;
-      outcomes[i] = inserted.has(event.id)
+    // What is left in `first` was not recorded before this batch: new, unless another reader won its key.
+    for (const [id, i] of first) {
+      outcomes[i] = inserted.has(id)
         ? {
             outcome: "new",
-            pending: (planned.get(event.id)?.deliveries ?? []).filter((p) => p.state === "pending").length,
+            pending: (planned.get(id)?.deliveries ?? []).filter((p) => p.state === "pending").length,
           }
         : { outcome: "seen" };
     }

@@ -32,11 +32,24 @@ const MAIL = { enabled: true, operatorsEmail: "operators@example.com", operatorG
 
 /** Statements sent to PostgreSQL by this process's clients, per database (every `query`, `begin` and `commit` included). */
 const statements = new Map<string, number>();
+/**
+ * Commits per database, as PostgreSQL counts them (`xact_commit`): each `commit`, and each statement
+ * sent outside a transaction (it commits alone).
+ */
+const commits = new Map<string, number>();
+const inTransaction = new WeakSet<pg.Client>();
 const query = pg.Client.prototype.query;
 pg.Client.prototype.query = function counted(this: pg.Client, ...args: unknown[]) {
   const name = (this as unknown as { connectionParameters: { database: string } }).connectionParameters
     .database;
   statements.set(name, (statements.get(name) ?? 0) + 1);
+  const first = args[0] as string | { text?: string } | undefined;
+  const text = (typeof first === "string" ? first : (first?.text ?? "")).trim().toLowerCase();
+  if (text.startsWith("begin")) inTransaction.add(this);
+  else if (text.startsWith("commit") || text.startsWith("rollback")) {
+    inTransaction.delete(this);
+    if (text.startsWith("commit")) commits.set(name, (commits.get(name) ?? 0) + 1);
+  } else if (!inTransaction.has(this)) commits.set(name, (commits.get(name) ?? 0) + 1);
   return (query as (...a: unknown[]) => unknown).apply(this, args);
 } as typeof query;
 
@@ -259,13 +272,15 @@ describe("the notifier reads domain events in batches (issue #15; issue #11's on
     expect(await recorded(both.db)).toEqual(await recorded(once.db));
   });
 
-  it("a batch costs the same statements whatever its size: four reads and one transaction of two inserts", async () => {
+  it("a batch costs the same statements whatever its size, and one commit: four reads and two inserts in one transaction", async () => {
     const { name, db } = await seeded();
     const ingest = ingestOver(db);
     const cost = async (events: DomainEventMessage[]) => {
       const before = statements.get(name) ?? 0;
+      const committed = commits.get(name) ?? 0;
       const outcomes = await ingest(events);
       expect(outcomes.every((o) => o.outcome === "new")).toBe(true);
+      expect((commits.get(name) ?? 0) - committed).toBe(1);
       return (statements.get(name) ?? 0) - before;
     };
     let next = 100;
@@ -284,7 +299,7 @@ describe("the notifier reads domain events in batches (issue #15; issue #11's on
             )
           : event(next++, "step.ready", "acme", "r_test", { mode: "test", stepId: "approve" }),
       );
-    // seen, facts, subscriptions, group addresses; begin, the events, their deliveries, commit.
+    // begin; seen, facts, subscriptions, group addresses; the events, their deliveries; commit.
     const costs = [
       await cost(batchOf(1)),
       await cost(batchOf(2)),
@@ -292,14 +307,16 @@ describe("the notifier reads domain events in batches (issue #15; issue #11's on
       await cost(batchOf(200)),
     ];
     expect(costs).toEqual([8, 8, 8, 8]);
-    // A batch of events read before costs one statement; one of types nobody hears of, none.
+    // A batch of events read before costs one read in one transaction; one of types nobody hears of, nothing.
     expect(await cost([ALREADY])).toBe(8);
     const before = statements.get(name) ?? 0;
+    const committed = commits.get(name) ?? 0;
     expect((await ingest([ALREADY, ALREADY])).map((o) => o.outcome)).toEqual(["seen", "seen"]);
     expect((await ingest([event(99, "step.checked", "acme", "r_acme")])).map((o) => o.outcome)).toEqual([
       "ignored",
     ]);
-    expect((statements.get(name) ?? 0) - before).toBe(1);
+    expect((statements.get(name) ?? 0) - before).toBe(3);
+    expect((commits.get(name) ?? 0) - committed).toBe(1);
     const { deliveries } = await recorded(db);
     // Every event new to its batch has its deliveries.
     expect(new Set(deliveries.map((d) => Number(d.event_id))).size).toBe(1 + 2 + 20 + 200 + 1);

@@ -9,7 +9,7 @@ import {
   type DistributedDeployment,
   REPO,
 } from "../support/deploy.ts";
-import type { McpSession, Result } from "../support/mcp.ts";
+import type { McpSession, Result } from "@baton/conformance/mcp";
 
 /**
  * Issue 8, part 1: "anything a client sends that refers to a request must be resolved within that

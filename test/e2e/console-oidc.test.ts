@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AxeViolation, seriousViolations, startBrowser, type TestBrowser } from "../support/browser.ts";
 import { type Deployment, startEmbedded } from "../support/deploy.ts";
 import { expenseAtApproval as expenseRun } from "../support/expense.ts";
-import { McpSession } from "../support/mcp.ts";
+import { McpSession } from "@baton/conformance/mcp";
 
 const WAIT = 30_000;
 /** Set to a folder to keep a screenshot of each console page checked (docs/console.md's images). */

@@ -9,7 +9,7 @@ import { type AxeViolation, seriousViolations, startBrowser, type TestBrowser } 
 import { type Deployment, REPO, startEmbedded } from "../support/deploy.ts";
 import { expenseAtApproval as expenseRun } from "../support/expense.ts";
 import { generateProcess } from "../support/generated-process.ts";
-import type { McpSession } from "../support/mcp.ts";
+import type { McpSession } from "@baton/conformance/mcp";
 
 const run = promisify(execFile);
 /** What the tests read of an element's computed style (this file has no DOM types). */

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { importJWK, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Deployment, REPO, startEmbedded } from "../support/deploy.ts";
-import { type McpSession, refused } from "../support/mcp.ts";
+import { type McpSession, refused } from "@baton/conformance/mcp";
 
 /**
  * The gateway refuses bad input with a clear error and loses nothing (the bar: "no input crashes a

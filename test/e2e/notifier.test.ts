@@ -7,9 +7,9 @@ import { SMTPServer } from "smtp-server";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Deployment, freePort, REPO, startEmbedded } from "../support/deploy.ts";
-import type { McpSession } from "../support/mcp.ts";
+import type { McpSession } from "@baton/conformance/mcp";
 import { until } from "../support/processes.ts";
-import { decideStep, doStep } from "../support/walk.ts";
+import { decideStep, doStep } from "@baton/conformance/walk";
 
 /**
  * Issue #11's end-to-end "Done when", against `baton dev --clock manual` with a real HTTP receiver

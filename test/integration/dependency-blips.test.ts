@@ -8,7 +8,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HOUR, TestClock } from "../support/clock.ts";
 import { type DistributedDeployment, POSTGRES_URL, REPO, startDistributed } from "../support/deploy.ts";
-import type { McpSession, Result } from "../support/mcp.ts";
+import type { McpSession, Result } from "@baton/conformance/mcp";
 import { PrivateNats } from "../support/nats-server.ts";
 import { TcpProxy } from "../support/tcp-proxy.ts";
 

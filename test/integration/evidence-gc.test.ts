@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { objectLockKey } from "../../services/evidence/src/index.ts";
 import { HOUR, TestClock } from "../support/clock.ts";
 import { type DistributedDeployment, REPO, startDistributed } from "../support/deploy.ts";
-import type { McpSession } from "../support/mcp.ts";
+import type { McpSession } from "@baton/conformance/mcp";
 import type { S3Server } from "../support/s3.ts";
 
 const run = promisify(execFile);

@@ -9,7 +9,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dropNamespace, freePort, NATS_URL, POSTGRES_URL, REPO } from "../support/deploy.ts";
 import { type ComposeService, composeServices, dockerfileRuntime } from "../support/deploy-files.ts";
-import { McpSession } from "../support/mcp.ts";
+import { McpSession } from "@baton/conformance/mcp";
 import { exited, until } from "../support/processes.ts";
 import { S3RVER_CREDENTIALS, type S3Server, startS3 } from "../support/s3.ts";
 

@@ -5,7 +5,7 @@ import { connect } from "nats";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DistributedDeployment, NATS_URL, REPO, startDistributed } from "../support/deploy.ts";
-import type { McpSession } from "../support/mcp.ts";
+import type { McpSession } from "@baton/conformance/mcp";
 import { exited, until } from "../support/processes.ts";
 
 /**

@@ -6,7 +6,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HOUR, TestClock } from "../support/clock.ts";
 import { type DistributedDeployment, NATS_URL, REPO, startDistributed } from "../support/deploy.ts";
-import type { McpSession } from "../support/mcp.ts";
+import type { McpSession } from "@baton/conformance/mcp";
 import { until } from "../support/processes.ts";
 
 /**

@@ -14,8 +14,8 @@ import {
   startEmbedded,
 } from "../support/deploy.ts";
 import { journalOf, withDb } from "../support/journal.ts";
-import type { McpSession } from "../support/mcp.ts";
-import { agentItem, stepOf } from "../support/walk.ts";
+import type { McpSession } from "@baton/conformance/mcp";
+import { agentItem, stepOf } from "@baton/conformance/walk";
 
 /**
  * Issue #5 "A clock you can move": `baton clock advance <duration>` against `baton dev --clock

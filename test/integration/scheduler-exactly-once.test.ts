@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { processFolder } from "../support/clock.ts";
 import { type DistributedDeployment, NATS_URL, startDistributed } from "../support/deploy.ts";
 import { firedCounts, firedTimers, journalOf, timersOf } from "../support/journal.ts";
-import type { McpSession } from "../support/mcp.ts";
+import type { McpSession } from "@baton/conformance/mcp";
 import { exited } from "../support/processes.ts";
 
 /**

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { runIdFor } from "@baton/auth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DistributedDeployment, REPO, startDistributed } from "../support/deploy.ts";
-import type { Result } from "../support/mcp.ts";
+import type { Result } from "@baton/conformance/mcp";
 
 /**
  * Issue #12: rotating `BATON_SECRET` without breaking what agents hold. The engine and the gateway

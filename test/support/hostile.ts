@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { generateKeyPair, importJWK, SignJWT } from "jose";
 import { type DevServer, startDev } from "../../services/cli/src/dev.ts";
 import { publishFolder } from "../../services/cli/src/publish.ts";
-import { schemaProblems } from "./schemas.ts";
+import { schemaProblems } from "@baton/conformance/schemas";
 
 /**
  * The hostile-input campaign (issue #12): fast-check drives the real gateway of `baton dev` over HTTP

@@ -6,7 +6,7 @@ import {
   collectTests,
   readSources,
 } from "../../scripts/conformance-matrix.ts";
-import { checklistItems, TOOL_ERRORS, TOOLS, tagsOf } from "../conformance/items.ts";
+import { checklistItems, TOOL_ERRORS, TOOLS, tagsOf } from "@baton/conformance/items";
 
 /**
  * The conformance matrix (issue #9) cannot go stale: it is regenerated here from vitest's own

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { McpSession } from "../../support/mcp.ts";
+import type { McpSession } from "../mcp.ts";
 import { type Data, type Harness, PROCESSES_DIR, refused, rid, statesOf } from "../support.ts";
 
 /**

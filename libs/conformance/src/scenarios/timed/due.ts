@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DAY, HOUR, iso, MINUTE, rfc3339 } from "../../../support/time.ts";
+import { DAY, HOUR, iso, MINUTE, rfc3339 } from "../../time.ts";
 import {
   agentItem,
   claimStep,
@@ -8,7 +8,7 @@ import {
   link,
   personEntry,
   stepOf,
-} from "../../../support/walk.ts";
+} from "../../walk.ts";
 import type { Harness } from "../../support.ts";
 import { blogToApproval, LEASE_WHO, publish, WHO } from "./walks.ts";
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseProcess } from "@baton/process";
 import { expect } from "vitest";
-import type { McpSession, Result } from "../support/mcp.ts";
+import type { McpSession, Result } from "./mcp.ts";
 
 /**
  * The conformance suite's harness: one server under test per suite file, the conformance fixtures and
@@ -128,10 +128,10 @@ export const PROFILE_PROCESSES: Record<string, string> = {
   "advisory-draft": "check-1",
 };
 
-export const FIXTURES_DIR = join(CONFORMANCE_DIR, "../../conformance/fixtures");
-export const PROCESSES_DIR = join(CONFORMANCE_DIR, "processes");
+export const FIXTURES_DIR = join(CONFORMANCE_DIR, "../../../conformance/fixtures");
+export const PROCESSES_DIR = join(CONFORMANCE_DIR, "../processes");
 /** The specification's own example (§2), kept in the repository's samples. */
-const SPEC_EXAMPLE = join(CONFORMANCE_DIR, "../../fixtures/supplier-onboarding");
+const SPEC_EXAMPLE = join(CONFORMANCE_DIR, "../../../fixtures/supplier-onboarding");
 
 /** A conformance fixture's folder. */
 export const fixture = (name: string) => join(FIXTURES_DIR, name);
@@ -195,7 +195,7 @@ export function statesOf(view: Data): Record<string, string | null> {
 }
 
 /** Asserts a refused result and returns its error (the test support's one helper for it). */
-export { refused } from "../support/mcp.ts";
+export { refused } from "./mcp.ts";
 
 /** One server under test with everything the scenarios need. */
 export class Harness {

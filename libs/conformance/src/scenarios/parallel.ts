@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { McpSession } from "../../support/mcp.ts";
+import type { McpSession } from "../mcp.ts";
 import { type Data, type Harness, refused, rid, stateOf, statesOf } from "../support.ts";
 
 /**

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { McpSession } from "../../support/mcp.ts";
+import type { McpSession } from "../mcp.ts";
 import { type Data, type Harness, PROCESSES_DIR, refused } from "../support.ts";
 
 /**

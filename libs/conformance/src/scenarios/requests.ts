@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { ToolName } from "@baton/protocol";
 import { describe, expect, it } from "vitest";
-import { type McpSession, type Result, withoutUrls } from "../../support/mcp.ts";
+import { type McpSession, type Result, withoutUrls } from "../mcp.ts";
 import { TOOLS } from "../items.ts";
 import { type Data, type Harness, PROCESSES_DIR, refused, rid, statesOf } from "../support.ts";
 

@@ -1,6 +1,6 @@
 import { expect } from "vitest";
-import { rfc3339 } from "../../../support/time.ts";
-import { decideStep, doStep, link, stepOf } from "../../../support/walk.ts";
+import { rfc3339 } from "../../time.ts";
+import { decideStep, doStep, link, stepOf } from "../../walk.ts";
 import { fixture, type Harness, type Identity, type Publication, suiteProcess } from "../../support.ts";
 
 /**

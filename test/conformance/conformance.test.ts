@@ -1,9 +1,6 @@
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Deployment, REPO, startDistributed, startEmbedded } from "../support/deploy.ts";
-import { startScriptedEvaluator } from "../support/evaluator.ts";
 import { agentLoopScenarios } from "@baton/conformance/scenarios/agent-loop";
 import { checkScenarios } from "@baton/conformance/scenarios/check";
 import { discoveryScenarios } from "@baton/conformance/scenarios/discovery";
@@ -19,6 +16,9 @@ import { requestScenarios } from "@baton/conformance/scenarios/requests";
 import { routeScenarios } from "@baton/conformance/scenarios/routes";
 import { runDataScenarios } from "@baton/conformance/scenarios/run-data";
 import { type Data, Harness, rid, stateOf, suiteProcess } from "@baton/conformance/support";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Deployment, REPO, startDistributed, startEmbedded } from "../support/deploy.ts";
+import { startScriptedEvaluator } from "../support/evaluator.ts";
 
 const run = promisify(execFile);
 const CLI = join(REPO, "services/cli/src/main.ts");
@@ -80,7 +80,7 @@ describe.each(RUNNERS)("conformance — %s", (_label, start) => {
   describe("Baton's check agreement report and journal (issue #14; not part of the protocol)", () => {
     it("baton report checks: a scripted history of advisory verdicts and an editor's decisions gives exactly the counts written here by hand; operators only; the journal holds the evaluator's answers (check.md §4 earn trust first; docs/check-report.md)", async () => {
       const org = "org-report";
-      await h.target.publish(suiteProcess("advisory-draft"), { editor: "editor" }, org);
+      await h.publish(suiteProcess("advisory-draft"), { editor: "editor" }, org);
       const agent = await h.agent("a_reporter", org);
       const editor = await h.person("edna@example.com", ["editor"], { org });
       const start = async () =>

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Deployment, startEmbedded } from "../support/deploy.ts";
 import { type McpSession, refused } from "@baton/conformance/mcp";
 import { claimStep } from "@baton/conformance/walk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Deployment, startEmbedded } from "../support/deploy.ts";
 
 /**
  * The order in which the gateway and the engine handle a tool call (ARCHITECTURE.md "The order of a

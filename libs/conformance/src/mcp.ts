@@ -42,6 +42,11 @@ export class McpSession {
     return new McpSession(client, label);
   }
 
+  /** The server's name from the MCP handshake (`serverInfo.name`; Baton says `baton`). */
+  serverName(): string | undefined {
+    return this.client.getServerVersion()?.name;
+  }
+
   /** The MCP tool list. */
   async tools() {
     return (await this.client.listTools()).tools;

@@ -13,8 +13,8 @@ import {
   namesOf,
   type Report,
   skipReasons,
-  summaryLine,
   specOf,
+  summaryLine,
 } from "./report.ts";
 import type { RunnerConfig } from "./target.ts";
 
@@ -81,7 +81,8 @@ export async function listChecks(): Promise<ListedCheck[]> {
   try {
     const { testModules, unhandledErrors } = await vitest.collect();
     const errors = [...unhandledErrors, ...testModules.flatMap((m) => m.errors())];
-    if (errors.length > 0) throw new Error(`collecting the checks failed: ${JSON.stringify(errors).slice(0, 2000)}`);
+    if (errors.length > 0)
+      throw new Error(`collecting the checks failed: ${JSON.stringify(errors).slice(0, 2000)}`);
     return testModules.flatMap((m) =>
       [...m.children.allTests()].map((t) => {
         const { group, title, tags } = namesOf(t);

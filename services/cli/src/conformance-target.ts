@@ -30,18 +30,19 @@ function claims(who: Identity) {
 export async function createTarget(config: RunnerConfig): Promise<ConformanceTarget> {
   const url = mcpUrl(config.url);
   const base = url.replace(/\/mcp$/, "");
+  const audience = config.audience ?? url;
   const { dataDir, tokens } = config;
   let session: (who: Identity) => Promise<McpSession>;
   let operator: (org: string) => Promise<string>;
   let key: ((who: Identity) => string) | undefined;
   if (dataDir) {
     session = async (who) =>
-      McpSession.connect(url, await devToken(dataDir, claims(who), url), `${who.kind}:${who.id}`);
+      McpSession.connect(url, await devToken(dataDir, claims(who), audience), `${who.kind}:${who.id}`);
     operator = (org) =>
       devToken(
         dataDir,
         claims({ kind: "person", id: "conformance-operator@example.com", operator: true, org }),
-        url,
+        audience,
       );
   } else if (tokens) {
     const sessions = tokenSessions(tokens);

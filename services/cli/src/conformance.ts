@@ -14,6 +14,25 @@ import { DEFAULT_ORG, devToken, mcpUrl, requireDevIssuer } from "./token.ts";
 const TARGET_MODULE = fileURLToPath(new URL("./conformance-target.ts", import.meta.url));
 
 /**
+ * The MCP resource the server at `url` says it is (RFC 9728 protected resource metadata,
+ * `/.well-known/oauth-protected-resource/mcp`), the audience of the tokens it accepts; null when it
+ * does not say. Differs from `url` behind a proxy.
+ */
+export async function protectedResource(url: string): Promise<string | null> {
+  try {
+    const u = new URL(url);
+    const answer = await fetch(`${u.origin}/.well-known/oauth-protected-resource${u.pathname}`, {
+      signal: AbortSignal.timeout(10_000),
+    });
+    if (!answer.ok) return null;
+    const resource = ((await answer.json()) as { resource?: unknown }).resource;
+    return typeof resource === "string" ? resource : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * `baton conformance …` (issue #18, docs/conformance-runner.md): parses the arguments, decides whether
  * the server is Baton (`--data-dir`, or `serverInfo.name` `baton` in the MCP handshake) so the
  * runner may publish and move the clock through Baton's admin API, and runs the checks. Returns the
@@ -56,6 +75,8 @@ export async function conformanceCommand(
       return EXIT.cannotRun;
     }
   }
+  // Minted tokens are for the resource the server says it is, which behind a proxy is not --url.
+  const audience = dataDir ? ((await protectedResource(options.url)) ?? options.url) : null;
   const operatorToken = async () =>
     dataDir
       ? devToken(
@@ -67,7 +88,7 @@ export async function conformanceCommand(
             groups: [],
             roles: ["operator"],
           },
-          options.url,
+          audience ?? options.url,
         )
       : (tokens?.operator.token as string);
   let baton = dataDir !== null;
@@ -79,5 +100,11 @@ export async function conformanceCommand(
       await session.close();
     } catch {}
   }
-  return runConformance(options, { targetModule: baton ? TARGET_MODULE : null, operatorToken, out, err });
+  return runConformance(options, {
+    targetModule: baton ? TARGET_MODULE : null,
+    operatorToken,
+    out,
+    err,
+    audience: audience !== options.url ? audience : null,
+  });
 }

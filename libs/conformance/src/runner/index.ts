@@ -71,6 +71,7 @@ export async function listChecks(): Promise<ListedCheck[]> {
     dataDir: null,
     clock: "baton",
     targetModule: null,
+    audience: null,
   };
   const vitest = await createVitest(
     "test",
@@ -107,6 +108,8 @@ export interface RunnerHooks {
   out(text: string): void;
   /** Where problems go (stderr). */
   err(text: string): void;
+  /** See {@link RunnerConfig.audience}. */
+  audience?: string | null;
 }
 
 /** A process of `publications` the server does not list as the scenarios need it, and why. */
@@ -213,6 +216,7 @@ export async function runConformance(options: RunnerOptions, hooks: RunnerHooks)
     dataDir: options.dataDir,
     clock: options.clock,
     targetModule: hooks.targetModule,
+    audience: hooks.audience ?? null,
   };
   const reporter = new ConformanceReporter(options.url, hooks.out, options.json);
   const vitestOutput = keep();

@@ -22,6 +22,11 @@ export interface RunnerConfig {
    * loaded in the worker; null: {@link tokensTarget}.
    */
   targetModule: string | null;
+  /**
+   * The resource identities are minted for (a token's audience), when it differs from `url`: the
+   * server's own MCP URL from its protected resource metadata (RFC 9728), e.g. behind a proxy.
+   */
+  audience: string | null;
 }
 
 declare module "vitest" {

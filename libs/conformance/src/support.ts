@@ -82,6 +82,8 @@ export interface ConformanceTarget {
    * publish processes of their own are then skipped, with the reason.
    */
   publish?(folder: string, bindings?: Record<string, string>, org?: string): Promise<Published>;
+  /** Why `publish` cannot publish into `org` here (the check is skipped with it), or null when it can. */
+  publishRefusal?(org: string): string | null;
   /**
    * The key under which the harness keeps `who`'s session; by default the identity itself. A target
    * that maps identities onto a fixed set of tokens (the runner's `--tokens`) keys by the token it chose.
@@ -181,10 +183,13 @@ export class Harness {
    * running test, with the reason, when the target cannot publish.
    */
   publish(folder: string, bindings: Record<string, string> = {}, org?: string): Promise<Published> {
+    // Skipped before anything is called, so a skip inside `expect(h.publish(…)).rejects` stays a skip.
     if (!this.target.publish)
       skipTest(
         "publishes a process of its own: the runner cannot publish on this server (Baton's admin API)",
       );
+    const refusal = this.target.publishRefusal?.(org ?? "default");
+    if (refusal) skipTest(refusal);
     return this.target.publish(folder, bindings, org);
   }
 

@@ -1,6 +1,6 @@
 import { McpSession } from "@baton/conformance/mcp";
 import { type RunnerConfig, tokenSessions } from "@baton/conformance/runner/target";
-import { type ConformanceTarget, type Identity, skipTest } from "@baton/conformance/support";
+import type { ConformanceTarget, Identity } from "@baton/conformance/support";
 import { advanceClock, clockNow } from "./clock.ts";
 import { publishFolder } from "./publish.ts";
 import { DEFAULT_ORG, devToken, mcpUrl } from "./token.ts";
@@ -35,6 +35,7 @@ export async function createTarget(config: RunnerConfig): Promise<ConformanceTar
   let session: (who: Identity) => Promise<McpSession>;
   let operator: (org: string) => Promise<string>;
   let key: ((who: Identity) => string) | undefined;
+  let publishRefusal: ((org: string) => string | null) | undefined;
   if (dataDir) {
     session = async (who) =>
       McpSession.connect(url, await devToken(dataDir, claims(who), audience), `${who.kind}:${who.id}`);
@@ -49,19 +50,18 @@ export async function createTarget(config: RunnerConfig): Promise<ConformanceTar
     key = sessions.key;
     session = (who) => {
       const picked = sessions.pick(who);
-      return McpSession.connect(url, picked.token, `${who.kind}:${picked.id}`);
+      return McpSession.connect(url, picked.token, `${who.kind}:${picked.id}`, sessions.names);
     };
-    operator = async (org) => {
-      if (org !== DEFAULT_ORG)
-        skipTest(
-          "publishes into an organization of its own, whose people the tokens file cannot name (--data-dir mints them)",
-        );
-      return tokens.operator.token;
-    };
+    operator = async () => tokens.operator.token;
+    publishRefusal = (org) =>
+      org === DEFAULT_ORG
+        ? null
+        : "publishes into an organization of its own, whose people the tokens file cannot name (--data-dir mints them)";
   } else throw new Error("baton conformance needs --tokens or --data-dir");
   const clockToken = config.clock === "baton" ? await operator(DEFAULT_ORG) : null;
   return {
     ...(key ? { key } : {}),
+    ...(publishRefusal ? { publishRefusal } : {}),
     session,
     async publish(folder, bindings = {}, org = DEFAULT_ORG) {
       return publishFolder(folder, bindings, base, await operator(org));

@@ -127,7 +127,7 @@ async function listAll(
   const items: { name: string; inputs?: object; requires?: unknown }[] = [];
   let cursor: string | null = null;
   for (let page = 0; page < 1000; page++) {
-    const data = await session.ok("list_processes", { limit: 100, ...(cursor ? { cursor } : {}) });
+    const data = await session.ok("list_processes", cursor ? { cursor } : {});
     items.push(...data.items);
     cursor = data.nextCursor ?? null;
     if (!cursor) break;

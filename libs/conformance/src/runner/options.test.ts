@@ -101,7 +101,7 @@ describe("the tokens file", () => {
       expect.arrayContaining(["editor", "finance-approver", "legal-reviewer"]),
     );
     for (const members of Object.values(t.groups)) expect(members).toHaveLength(2);
-    expect(Object.keys(t).sort()).toEqual(["agents", "groups", "operator", "otherOrg", "outsider"]);
+    expect(Object.keys(t).sort()).toEqual(["agents", "groups", "operator", "otherOrg", "outsider", "people"]);
   });
 
   it("the template as written is refused: its tokens are placeholders", () => {
@@ -162,5 +162,26 @@ describe("the tokens file", () => {
     );
     // The next check starts afresh.
     expect(pick("t2", { kind: "agent", id: "a_z" })).toBe("agent-1");
+  });
+
+  it("ids translate both ways within a check: a person named in arguments before acting is mapped then, as a person in no group; a person whose groups change within a check is a reason", () => {
+    const slots = new TokenSlots(filled());
+    expect(slots.idToServer("t1", "manager@example.com")).toBe("outsider@example.com");
+    expect(slots.idToServer("t1", "not an id")).toBe("not an id");
+    const manager = slots.pick("t1", { kind: "person", id: "manager@example.com" });
+    expect("token" in manager && manager.id).toBe("outsider@example.com");
+    const editor = slots.pick("t1", { kind: "person", id: "edna@example.com", groups: ["editor"] });
+    expect("token" in editor && editor.id).toBe("editor-1@example.com");
+    expect(slots.idFromServer("t1", "editor-1@example.com")).toBe("edna@example.com");
+    expect(slots.idToServer("t1", "edna@example.com")).toBe("editor-1@example.com");
+    expect(slots.idFromServer("t1", "someone-else@example.com")).toBe("someone-else@example.com");
+    expect(slots.pick("t1", { kind: "person", id: "edna@example.com", groups: [] })).toEqual({
+      reason:
+        "acts as edna@example.com with different groups or roles within one check (a person joining or leaving a group), which a tokens file cannot",
+    });
+    // Another check: nothing carries over.
+    expect(slots.idFromServer("t2", "editor-1@example.com")).toBe("editor-1@example.com");
+    expect(slots.idToServer("t2", "p1@example.com")).toBe("outsider@example.com");
+    expect(slots.idToServer("t2", "p2@example.com")).toBe("person-1@example.com");
   });
 });

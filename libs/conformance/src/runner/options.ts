@@ -25,13 +25,16 @@ export interface TokenIdentity {
  * - `agents`: two agent identities;
  * - `groups`: for every role of the fixtures and the suite's processes (each bound to the group of the
  *   same name), two people in that group;
- * - `outsider`: a person in no group; `operator`: a person with the operator role, in no group;
+ * - `outsider`: a person in no group (`people`, optional: more of them); `operator`: a person with the
+ *   operator role, in no group;
  * - `otherOrg`: an identity of another organization.
  */
 export interface TokensFile {
   agents: TokenIdentity[];
   groups: Record<string, TokenIdentity[]>;
   outsider: TokenIdentity;
+  /** Optional: more people in no group, for the checks that name several (each one fewer skipped). */
+  people?: TokenIdentity[];
   operator: TokenIdentity;
   otherOrg: TokenIdentity;
 }
@@ -192,6 +195,11 @@ export function parseTokensFile(
   if (!Array.isArray(agents) || agents.length < 2) problems.push("agents must list two agent identities");
   else for (const [i, a] of agents.entries()) identity(`agents[${i}]`, a);
   for (const key of ["outsider", "operator", "otherOrg"]) identity(key, file[key]);
+  const people = file.people;
+  if (people !== undefined) {
+    if (!Array.isArray(people)) problems.push("people, when given, must list people in no group");
+    else for (const [i, p] of people.entries()) identity(`people[${i}]`, p);
+  }
   const groups = file.groups;
   if (typeof groups !== "object" || groups === null || Array.isArray(groups))
     problems.push("groups must map each group to two people");
@@ -208,6 +216,7 @@ export function parseTokensFile(
   const all: [string, unknown][] = [
     ...(Array.isArray(agents) ? agents.map((a, i) => [`agents[${i}]`, a] as [string, unknown]) : []),
     ["outsider", file.outsider],
+    ...(Array.isArray(people) ? people.map((p, i) => [`people[${i}]`, p] as [string, unknown]) : []),
     ["operator", file.operator],
   ];
   for (const [path, v] of all)
@@ -242,34 +251,81 @@ export function tokensTemplate(): TokensFile {
       requiredGroups().map((g) => [g, [who(`${g}-1@example.com`), who(`${g}-2@example.com`)]]),
     ),
     outsider: who("outsider@example.com"),
+    people: [who("person-1@example.com"), who("person-2@example.com"), who("person-3@example.com")],
     operator: who("operator@example.com"),
     otherOrg: who("other-org-agent"),
   };
 }
 
+/** A string the tests use as a person's id (an email address), as opposed to any other string. */
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
 /**
  * Maps the identities a scenario asks for onto the tokens file, afresh for each check: agents of the
  * default organization onto `agents` in order of first use, a person in a group onto that group's
- * people, a person in no group onto `outsider`, an operator onto `operator`, anyone of another
- * organization onto `otherOrg`. Returns the identity to use, or the reason the file cannot give one
+ * people, a person in no group onto `outsider` then `people`, an operator onto `operator`, anyone of
+ * another organization onto `otherOrg`. The ids translate both ways within the check — a person the
+ * scenario names in a run's inputs before acting as them is mapped there, as a person in no group —
+ * so a scenario reads the server's answers in its own names. What the file cannot give is a reason
  * (the check is then skipped with it).
  */
 export class TokenSlots {
   private test: string | null = null;
-  private readonly chosen = new Map<string, TokenIdentity>();
+  private readonly chosen = new Map<string, { who: Identity; picked: TokenIdentity; named: boolean }>();
+  private readonly toServer = new Map<string, string>();
+  private readonly fromServer = new Map<string, string>();
 
   constructor(private readonly file: TokensFile) {}
 
+  private at(test: string): void {
+    if (test === this.test) return;
+    this.test = test;
+    this.chosen.clear();
+    this.toServer.clear();
+    this.fromServer.clear();
+  }
+
   /** The identity for `who` within check `test` (a vitest test id). */
   pick(test: string, who: Identity): TokenIdentity | { reason: string } {
-    if (test !== this.test) {
-      this.test = test;
-      this.chosen.clear();
-    }
-    const key = JSON.stringify(who);
+    return this.choose(test, who, false);
+  }
+
+  /** A string the check sends, in the server's names (a person named before acting is mapped now). */
+  idToServer(test: string, value: string): string | { reason: string } {
+    this.at(test);
+    const known = this.toServer.get(value);
+    if (known !== undefined) return known;
+    if (!EMAIL.test(value) || this.fromServer.has(value)) return value;
+    const picked = this.choose(test, { kind: "person", id: value }, true);
+    return "token" in picked ? picked.id : picked;
+  }
+
+  /** A string the server answered, in the check's names. */
+  idFromServer(test: string, value: string): string {
+    this.at(test);
+    return this.fromServer.get(value) ?? value;
+  }
+
+  private choose(test: string, who: Identity, named: boolean): TokenIdentity | { reason: string } {
+    this.at(test);
+    const key = `${who.org ?? "default"} ${who.id}`;
+    const shape = (w: Identity) =>
+      JSON.stringify([
+        w.kind,
+        w.kind === "person" ? [...(w.groups ?? [])].sort() : [],
+        w.kind === "person" && !!w.operator,
+      ]);
     const known = this.chosen.get(key);
-    if (known) return known;
-    const taken = new Set([...this.chosen.values()].map((t) => t.token));
+    if (known) {
+      if (shape(known.who) === shape(who)) return known.picked;
+      // Named in an argument first (as a person in no group), then acted as: the same person.
+      if (known.named && who.kind === "person" && !who.operator && (who.groups ?? []).length === 0)
+        return known.picked;
+      return {
+        reason: `acts as ${who.id} with different groups or roles within one check (a person joining or leaving a group), which a tokens file cannot`,
+      };
+    }
+    const taken = new Set([...this.chosen.values()].map((c) => c.picked.token));
     const first = (pool: TokenIdentity[], what: string) => {
       const free = pool.find((t) => !taken.has(t.token));
       return free ?? { reason: `acts as more ${what} than the tokens file names (${pool.length})` };
@@ -280,7 +336,7 @@ export class TokenSlots {
     else if (who.kind === "agent") picked = first(this.file.agents, "agents");
     else if (who.operator) picked = first([this.file.operator], "operators");
     else if (!who.groups || who.groups.length === 0)
-      picked = first([this.file.outsider], "people in no group");
+      picked = first([this.file.outsider, ...(this.file.people ?? [])], "people in no group");
     else if (who.groups.length > 1)
       picked = {
         reason: `acts as one person in several groups (${who.groups.join(", ")}), which the tokens file cannot name`,
@@ -292,7 +348,11 @@ export class TokenSlots {
         ? first(pool, `members of ${group}`)
         : { reason: `acts as a member of ${group}, a group the tokens file does not name` };
     }
-    if ("token" in picked) this.chosen.set(key, picked);
+    if ("token" in picked) {
+      this.chosen.set(key, { who, picked, named });
+      this.toServer.set(who.id, picked.id);
+      this.fromServer.set(picked.id, who.id);
+    }
     return picked;
   }
 }

@@ -45,7 +45,8 @@ const report = (checks: Check[], errors: string[] = []): Report => ({
 describe("the runner's report (docs/conformance-runner.md)", () => {
   it("the spec sections are the title's closing parentheses", () => {
     expect(specOf("[R2-5] expense: a replay (§2.3, §4)")).toBe("§2.3, §4");
-    expect(specOf("[#44] describe advertises the lease (tools.md describe)")).toBe("");
+    expect(specOf("[#44] describe advertises the lease (tools.md describe)")).toBe("tools.md describe");
+    expect(specOf("a title (without a section)")).toBe("");
     expect(specOf("[#73] due (C §2.2 due, §3.4 returned; checklist #73)")).toBe(
       "C §2.2 due, §3.4 returned; checklist #73",
     );

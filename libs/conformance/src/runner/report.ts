@@ -36,9 +36,9 @@ export interface Report {
   summary: { total: number; passed: number; failed: number; skipped: number };
 }
 
-/** The spec sections a title names in its closing parentheses, e.g. "§2.3, §4". */
+/** The spec sections a title names in its closing parentheses, e.g. "§2.3, §4" or "tools.md decide". */
 export function specOf(title: string): string {
-  const m = /\(([^()]*§[^()]*)\)\s*$/.exec(title);
+  const m = /\(([^()]*(?:§|\.md\b)[^()]*)\)\s*$/.exec(title);
   return m ? (m[1] as string) : "";
 }
 

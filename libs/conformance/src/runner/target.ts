@@ -1,5 +1,5 @@
 import { inject, TestRunner } from "vitest";
-import { McpSession } from "../mcp.ts";
+import { type IdTranslation, McpSession } from "../mcp.ts";
 import { type ConformanceTarget, type Identity, skipTest } from "../support.ts";
 import { type TokenIdentity, TokenSlots, type TokensFile } from "./options.ts";
 
@@ -54,20 +54,30 @@ export async function runnerTarget(): Promise<ConformanceTarget> {
 
 /**
  * Sessions for the identities a check asks for, from the tokens file ({@link TokenSlots}, afresh per
- * check); a check that needs an identity the file cannot give is skipped with the reason.
+ * check), with the ids translated between the check's names and the server's; a check that needs an
+ * identity the file cannot give is skipped with the reason.
  */
 export function tokenSessions(tokens: TokensFile): {
   key(who: Identity): string;
   pick(who: Identity): TokenIdentity;
+  names: IdTranslation;
 } {
   const slots = new TokenSlots(tokens);
+  const test = () => TestRunner.getCurrentTest()?.id ?? "setup";
   const pick = (who: Identity): TokenIdentity => {
-    const test = TestRunner.getCurrentTest()?.id ?? "setup";
-    const picked = slots.pick(test, who);
+    const picked = slots.pick(test(), who);
     if ("reason" in picked) skipTest(picked.reason);
     return picked;
   };
-  return { pick, key: (who) => pick(who).token };
+  const names: IdTranslation = {
+    toServer(value) {
+      const mapped = slots.idToServer(test(), value);
+      if (typeof mapped !== "string") skipTest(mapped.reason);
+      return mapped;
+    },
+    fromServer: (value) => slots.idFromServer(test(), value),
+  };
+  return { pick, key: (who) => pick(who).token, names };
 }
 
 /**
@@ -81,7 +91,7 @@ export async function tokensTarget(config: RunnerConfig): Promise<ConformanceTar
     key: sessions.key,
     async session(who) {
       const picked = sessions.pick(who);
-      return McpSession.connect(config.url, picked.token, `${who.kind}:${picked.id}`);
+      return McpSession.connect(config.url, picked.token, `${who.kind}:${picked.id}`, sessions.names);
     },
     async stop() {},
   };

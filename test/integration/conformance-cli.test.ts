@@ -30,6 +30,28 @@ async function junitProblems(xml: string): Promise<string[]> {
   return result.errors.map((e) => e.message);
 }
 
+/** A tokens file for the template's identities, minted by `baton`'s dev issuer for its MCP endpoint. */
+async function mintedTokens(baton: Deployment): Promise<string> {
+  const t = tokensTemplate();
+  const mint = (
+    sub: string,
+    kind: "agent" | "person",
+    groups: string[] = [],
+    roles: string[] = [],
+    org = "default",
+  ) => devToken(baton.dataDir, { sub, org, kind, groups, roles }, baton.url);
+  for (const a of t.agents) a.token = await mint(a.id, "agent");
+  for (const [g, members] of Object.entries(t.groups))
+    for (const m of members) m.token = await mint(m.id, "person", [g]);
+  t.outsider.token = await mint(t.outsider.id, "person");
+  for (const p of t.people ?? []) p.token = await mint(p.id, "person");
+  t.operator.token = await mint(t.operator.id, "person", [], ["operator"]);
+  t.otherOrg.token = await mint(t.otherOrg.id, "agent", [], [], "other-org");
+  const file = join(tmp(), "tokens.json");
+  writeFileSync(file, JSON.stringify(t));
+  return file;
+}
+
 function expectSubsetPassed(stdout: string) {
   expect(stdout).toMatch(/^PASS {2}conformance › tools\.md describe and list_processes › \[R2-discovery/m);
   expect(stdout).toMatch(/^PASS {2}timed conformance › .*\[R2-6 #41 /m);
@@ -69,6 +91,26 @@ describe.each([
     expect(xml).toContain(
       '<testsuites name="baton conformance" tests="6" failures="0" errors="0" skipped="1"',
     );
+  });
+
+  it("--tokens: the identities of the file, ids translated per check; what the file cannot give is skipped with the reason, nothing fails (exit 0)", async () => {
+    const run = await runConformanceCli([
+      "--url",
+      baton.url,
+      "--tokens",
+      await mintedTokens(baton),
+      "--clock",
+      "baton",
+      "--only",
+      SUBSET,
+    ]);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^PASS {2}conformance › .*\[decide\.order /m);
+    expect(run.stdout).toMatch(/^PASS {2}conformance › .*\[R2-5 #13 #50 /m);
+    expect(run.stdout).toMatch(
+      /^SKIP {2}conformance › .*\[#98 #99 .*\n {6}reason: publishes into an organization of its own/m,
+    );
+    expect(run.stdout).toMatch(/: 6 checks, \d passed, 0 failed, \d skipped$/m);
   });
 });
 
@@ -136,26 +178,12 @@ describe("baton conformance — output, skips and exit 2", () => {
   });
 
   it("exit 2 against a server that is not Baton and lacks the fixtures: each missing process named with its folder and how its roles bind; --clock baton refused there", async () => {
-    // baton dev publishes only its samples; behind a proxy it calls itself something else.
-    const proxy = await startFaultProxy(baton.url);
+    // A fresh baton dev publishes only its samples; behind a proxy it calls itself something else.
+    const fresh = await startEmbedded();
+    const proxy = await startFaultProxy(fresh.url);
     proxy.fault = { name: "another server", serverName: "other-server", rewrite: () => undefined };
     try {
-      const t = tokensTemplate();
-      const mint = (
-        sub: string,
-        kind: "agent" | "person",
-        groups: string[] = [],
-        roles: string[] = [],
-        org = "default",
-      ) => devToken(baton.dataDir, { sub, org, kind, groups, roles }, baton.url);
-      for (const a of t.agents) a.token = await mint(a.id, "agent");
-      for (const [g, members] of Object.entries(t.groups))
-        for (const m of members) m.token = await mint(m.id, "person", [g]);
-      t.outsider.token = await mint(t.outsider.id, "person");
-      t.operator.token = await mint(t.operator.id, "person", [], ["operator"]);
-      t.otherOrg.token = await mint(t.otherOrg.id, "agent", [], [], "other-org");
-      const file = join(tmp(), "tokens.json");
-      writeFileSync(file, JSON.stringify(t));
+      const file = await mintedTokens(fresh);
       const run = await runConformanceCli(["--url", proxy.url, "--tokens", file]);
       expect(run.code, run.stdout + run.stderr).toBe(2);
       expect(run.stderr).toMatch(/the server lacks \d+ of the processes the scenarios run on/);
@@ -167,6 +195,7 @@ describe("baton conformance — output, skips and exit 2", () => {
       expect(clock.stderr).toMatch(/--clock baton moves Baton's manual clock/);
     } finally {
       await proxy.stop();
+      await fresh.stop();
     }
   });
 });

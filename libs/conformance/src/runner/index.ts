@@ -3,6 +3,8 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { parseProcess } from "@baton/process";
+// vitest/config adds `test` to Vite's config type (the overrides below), in any program that compiles this.
+import type { ViteUserConfig } from "vitest/config";
 import { createVitest, startVitest } from "vitest/node";
 import { corePublications, type Publication, profilePublications } from "../fixtures.ts";
 import { McpSession } from "../mcp.ts";
@@ -35,6 +37,11 @@ const CHECKS = {
   testTimeout: 180_000,
   hookTimeout: 600_000,
 };
+
+/** The Vite config of a run of the checks, `config` handed to them (`inject("conformance")`). */
+function checksConfig(config: RunnerConfig): ViteUserConfig {
+  return { test: { ...CHECKS, provide: { conformance: config } } };
+}
 
 /** A writable that keeps what vitest itself prints, shown only when it could not run. */
 function keep(): { sink: Writable; text(): string } {
@@ -76,7 +83,7 @@ export async function listChecks(): Promise<ListedCheck[]> {
   const vitest = await createVitest(
     "test",
     { root: LIB, config: false, watch: false, reporters: [] },
-    { test: { ...CHECKS, provide: { conformance: config } } },
+    checksConfig(config),
     { stdout: out.sink, stderr: out.sink },
   );
   try {
@@ -234,7 +241,7 @@ export async function runConformance(options: RunnerOptions, hooks: RunnerHooks)
         passWithNoTests: true,
       },
       // Files run one at a time (the timed checks rebind processes; each file publishes what it needs first).
-      { test: { ...CHECKS, provide: { conformance: config } } },
+      checksConfig(config),
       { stdout: vitestOutput.sink, stderr: vitestOutput.sink },
     );
     await vitest.close();

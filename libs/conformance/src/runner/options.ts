@@ -335,7 +335,8 @@ export class TokenSlots {
       picked = first([this.file.otherOrg], "identities of another organization");
     else if (who.kind === "agent") picked = first(this.file.agents, "agents");
     else if (who.operator) picked = first([this.file.operator], "operators");
-    else if (!who.groups || who.groups.length === 0)
+    // A group no role of the file's groups is bound to assigns nothing: such a person is in no group that counts.
+    else if (!who.groups || who.groups.every((g) => this.file.groups[g] === undefined))
       picked = first([this.file.outsider, ...(this.file.people ?? [])], "people in no group");
     else if (who.groups.length > 1)
       picked = {

@@ -6,7 +6,8 @@ import { expect, it } from "vitest";
 /**
  * The conformance scenarios see the server only through the harness's target (issue #18: the runner
  * `baton conformance` runs them against any server): following the imports of every source of
- * `libs/conformance/src/` (the scenarios, the harness, the items, the MCP client and the runner),
+ * `libs/conformance/src/` (the scenarios, the harness, the items, the MCP client and the runner; not
+ * the package's own unit tests),
  * nothing reaches Baton's services, its deployment helpers or its storage — only the MCP client, the
  * wire shapes, the process parser, vitest and small helpers that depend on nothing else.
  */
@@ -25,7 +26,11 @@ const PACKAGES = [
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : [],
+    e.isDirectory()
+      ? sources(join(dir, e.name))
+      : e.name.endsWith(".ts") && !e.name.endsWith(".test.ts")
+        ? [join(dir, e.name)]
+        : [],
   );
 }
 

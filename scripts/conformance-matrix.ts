@@ -20,7 +20,7 @@ import {
   TOOL_ERRORS,
   TOOLS,
   tagsOf,
-} from "../test/conformance/items.ts";
+} from "@baton/conformance/items";
 
 const REPO = fileURLToPath(new URL("../", import.meta.url));
 
@@ -215,11 +215,11 @@ export function buildMatrix(tests: CollectedTest[], sources: Sources): Matrix {
     "an item that does not exist.",
     "",
     "A conformance test names what it proves in brackets at the start of its title, e.g.",
-    "`[R2-5 #50 submit.conflict:requestId] expense: …`; `test/conformance/items.ts` defines the ids. Find the tests",
+    "`[R2-5 #50 submit.conflict:requestId] expense: …`; `libs/conformance/src/items.ts` defines the ids. Find the tests",
     'of an item with `pnpm vitest run test/conformance -t "R2-5"`. Unless marked, every test cited here runs over',
     "a real MCP client against both deployments, `baton dev` and the services on NATS and PostgreSQL",
     "(`test/conformance/conformance.test.ts`; with a manual clock, `test/conformance/timed.test.ts`); it is cited",
-    "as its scenario group (`test/conformance/scenarios/`) › its title, without the tag.",
+    "as its scenario group (`libs/conformance/src/scenarios/`) › its title, without the tag.",
     "",
     "| | items | proven |",
     "|---|---|---|",

@@ -1,6 +1,6 @@
+import { argumentProblems, SCHEMA_PATCHES } from "@baton/conformance/schemas";
 import { decideCombinationIssues, TOOL_ARGS, type ToolName } from "@baton/protocol";
 import { describe, expect, it } from "vitest";
-import { argumentProblems, SCHEMA_PATCHES } from "../support/schemas.ts";
 
 /**
  * Baton's argument schemas (`libs/protocol` TOOL_ARGS, which decide `invalid`) accept exactly what the

@@ -1,24 +1,24 @@
 import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { agentLoopScenarios } from "@baton/conformance/scenarios/agent-loop";
+import { checkScenarios } from "@baton/conformance/scenarios/check";
+import { discoveryScenarios } from "@baton/conformance/scenarios/discovery";
+import { endingScenarios } from "@baton/conformance/scenarios/ending";
+import { eventScenarios } from "@baton/conformance/scenarios/events";
+import { evidenceScenarios } from "@baton/conformance/scenarios/evidence";
+import { fieldScenarios } from "@baton/conformance/scenarios/fields";
+import { parallelScenarios } from "@baton/conformance/scenarios/parallel";
+import { peopleScenarios } from "@baton/conformance/scenarios/people";
+import { publicationScenarios } from "@baton/conformance/scenarios/publication";
+import { readScenarios } from "@baton/conformance/scenarios/reads";
+import { requestScenarios } from "@baton/conformance/scenarios/requests";
+import { routeScenarios } from "@baton/conformance/scenarios/routes";
+import { runDataScenarios } from "@baton/conformance/scenarios/run-data";
+import { type Data, Harness, rid, stateOf, suiteProcess } from "@baton/conformance/support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Deployment, REPO, startDistributed, startEmbedded } from "../support/deploy.ts";
 import { startScriptedEvaluator } from "../support/evaluator.ts";
-import { agentLoopScenarios } from "./scenarios/agent-loop.ts";
-import { checkScenarios } from "./scenarios/check.ts";
-import { discoveryScenarios } from "./scenarios/discovery.ts";
-import { endingScenarios } from "./scenarios/ending.ts";
-import { eventScenarios } from "./scenarios/events.ts";
-import { evidenceScenarios } from "./scenarios/evidence.ts";
-import { fieldScenarios } from "./scenarios/fields.ts";
-import { parallelScenarios } from "./scenarios/parallel.ts";
-import { peopleScenarios } from "./scenarios/people.ts";
-import { publicationScenarios } from "./scenarios/publication.ts";
-import { readScenarios } from "./scenarios/reads.ts";
-import { requestScenarios } from "./scenarios/requests.ts";
-import { routeScenarios } from "./scenarios/routes.ts";
-import { runDataScenarios } from "./scenarios/run-data.ts";
-import { type Data, Harness, rid, stateOf, suiteProcess } from "./support.ts";
 
 const run = promisify(execFile);
 const CLI = join(REPO, "services/cli/src/main.ts");
@@ -80,7 +80,7 @@ describe.each(RUNNERS)("conformance — %s", (_label, start) => {
   describe("Baton's check agreement report and journal (issue #14; not part of the protocol)", () => {
     it("baton report checks: a scripted history of advisory verdicts and an editor's decisions gives exactly the counts written here by hand; operators only; the journal holds the evaluator's answers (check.md §4 earn trust first; docs/check-report.md)", async () => {
       const org = "org-report";
-      await h.target.publish(suiteProcess("advisory-draft"), { editor: "editor" }, org);
+      await h.publish(suiteProcess("advisory-draft"), { editor: "editor" }, org);
       const agent = await h.agent("a_reporter", org);
       const editor = await h.person("edna@example.com", ["editor"], { org });
       const start = async () =>

@@ -1,15 +1,15 @@
+import { timedDueScenarios } from "@baton/conformance/scenarios/timed/due";
+import { timedEventScenarios } from "@baton/conformance/scenarios/timed/events";
+import { LEASE, timedLeaseScenarios } from "@baton/conformance/scenarios/timed/leases";
+import { timedWaitScenarios } from "@baton/conformance/scenarios/timed/waits";
+import { LEASE_WHO, TIMED_PUBLICATIONS } from "@baton/conformance/scenarios/timed/walks";
+import { Harness } from "@baton/conformance/support";
+import { DAY, HOUR, iso } from "@baton/conformance/time";
+import { claimStep } from "@baton/conformance/walk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MANUAL_CLOCK_DEPLOYMENTS, TestClock } from "../support/clock.ts";
 import type { Deployment, DistributedDeployment } from "../support/deploy.ts";
 import { journalOf, listenEvents, timersOf } from "../support/journal.ts";
-import { DAY, HOUR, iso } from "../support/time.ts";
-import { claimStep } from "../support/walk.ts";
-import { timedDueScenarios } from "./scenarios/timed/due.ts";
-import { timedEventScenarios } from "./scenarios/timed/events.ts";
-import { LEASE, timedLeaseScenarios } from "./scenarios/timed/leases.ts";
-import { timedWaitScenarios } from "./scenarios/timed/waits.ts";
-import { LEASE_WHO, TIMED_PUBLICATIONS } from "./scenarios/timed/walks.ts";
-import { Harness } from "./support.ts";
 
 /**
  * The conformance suite's timed scenarios (issue #5): every timed rule of the spec end to end over

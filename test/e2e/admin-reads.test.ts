@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { McpSession } from "@baton/conformance/mcp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type As, DEPLOYMENTS, type Deployment, REPO } from "../support/deploy.ts";
-import type { McpSession } from "../support/mcp.ts";
 
 const EXPENSE = join(REPO, "fixtures/expense-approval");
 

@@ -14,11 +14,11 @@ import {
   RunEndedReceiver,
   TIMEOUT_REASON,
 } from "@baton/approval";
+import type { McpSession } from "@baton/conformance/mcp";
+import { allWork } from "@baton/conformance/walk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Deployment, REPO, startEmbedded } from "../support/deploy.ts";
-import type { McpSession } from "../support/mcp.ts";
 import { until } from "../support/processes.ts";
-import { allWork } from "../support/walk.ts";
 
 /**
  * Issue #17's "Done when", against `baton dev` with a real MCP client (`@baton/approval`) and a real

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
+import { type McpSession, refused } from "@baton/conformance/mcp";
+import { claimStep } from "@baton/conformance/walk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Deployment, startEmbedded } from "../support/deploy.ts";
-import { type McpSession, refused } from "../support/mcp.ts";
-import { claimStep } from "../support/walk.ts";
 
 /**
  * The order in which the gateway and the engine handle a tool call (ARCHITECTURE.md "The order of a
@@ -16,7 +16,7 @@ import { claimStep } from "../support/walk.ts";
  *
  * What is pinned elsewhere is not repeated: decide's own order (run_ended → already_decided →
  * not_found → stale → forbidden → invalid → not_accepted) is the conformance test `decide.order`
- * (test/conformance/scenarios/people.ts), run_ended first on the token tools is `#42`
+ * (libs/conformance/src/scenarios/people.ts), run_ended first on the token tools is `#42`
  * (scenarios/agent-loop.ts), and arguments that are not an object are gateway-robustness.test.ts.
  */
 describe("the order of a call (ARCHITECTURE.md, issue #17)", () => {

@@ -1,6 +1,7 @@
 import type { ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { join } from "node:path";
+import type { McpSession, Result } from "@baton/conformance/mcp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type As,
@@ -9,7 +10,6 @@ import {
   type DistributedDeployment,
   REPO,
 } from "../support/deploy.ts";
-import type { McpSession, Result } from "../support/mcp.ts";
 
 /**
  * Issue 8, part 1: "anything a client sends that refers to a request must be resolved within that

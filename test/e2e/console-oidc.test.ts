@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { McpSession } from "@baton/conformance/mcp";
 import { exportJWK, generateKeyPair } from "jose";
 import Provider, { errors, type KoaContextWithOIDC } from "oidc-provider";
 import type { Page, Request } from "playwright-core";
@@ -9,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AxeViolation, seriousViolations, startBrowser, type TestBrowser } from "../support/browser.ts";
 import { type Deployment, startEmbedded } from "../support/deploy.ts";
 import { expenseAtApproval as expenseRun } from "../support/expense.ts";
-import { McpSession } from "../support/mcp.ts";
 
 const WAIT = 30_000;
 /** Set to a folder to keep a screenshot of each console page checked (docs/console.md's images). */

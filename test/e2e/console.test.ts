@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import type { McpSession } from "@baton/conformance/mcp";
 import { parseProcess } from "@baton/process";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,7 +10,6 @@ import { type AxeViolation, seriousViolations, startBrowser, type TestBrowser } 
 import { type Deployment, REPO, startEmbedded } from "../support/deploy.ts";
 import { expenseAtApproval as expenseRun } from "../support/expense.ts";
 import { generateProcess } from "../support/generated-process.ts";
-import type { McpSession } from "../support/mcp.ts";
 
 const run = promisify(execFile);
 /** What the tests read of an element's computed style (this file has no DOM types). */

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
+import { type McpSession, type Result, refused } from "@baton/conformance/mcp";
 import type { ToolName } from "@baton/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { processFolder } from "../support/clock.ts";
 import { DEPLOYMENTS, type Deployment } from "../support/deploy.ts";
-import { type McpSession, type Result, refused } from "../support/mcp.ts";
 
 /**
  * Issue #8 part 2: a value Baton cannot store or hash exactly is `invalid` with an issue naming its

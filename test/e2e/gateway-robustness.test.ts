@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { type McpSession, refused } from "@baton/conformance/mcp";
 import { importJWK, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Deployment, REPO, startEmbedded } from "../support/deploy.ts";
-import { type McpSession, refused } from "../support/mcp.ts";
 
 /**
  * The gateway refuses bad input with a clear error and loses nothing (the bar: "no input crashes a

@@ -2,14 +2,14 @@ import { execFile } from "node:child_process";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import type { McpSession } from "@baton/conformance/mcp";
+import { decideStep, doStep } from "@baton/conformance/walk";
 import { type ParsedMail, simpleParser } from "mailparser";
 import { SMTPServer } from "smtp-server";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Deployment, freePort, REPO, startEmbedded } from "../support/deploy.ts";
-import type { McpSession } from "../support/mcp.ts";
 import { until } from "../support/processes.ts";
-import { decideStep, doStep } from "../support/walk.ts";
 
 /**
  * Issue #11's end-to-end "Done when", against `baton dev --clock manual` with a real HTTP receiver

@@ -3,11 +3,11 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
+import { McpSession, type Result } from "@baton/conformance/mcp";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevServer, startDev } from "../../services/cli/src/dev.ts";
 import { devToken } from "../../services/cli/src/token.ts";
-import { McpSession, type Result } from "../support/mcp.ts";
 
 /**
  * Issue #12 "Secrets stay secret": bearer tokens, claim tokens, file URLs (their signatures) and the

@@ -1,7 +1,7 @@
 import { join } from "node:path";
+import { type McpSession, refused } from "@baton/conformance/mcp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEPLOYMENTS, type Deployment, REPO } from "../support/deploy.ts";
-import { type McpSession, refused } from "../support/mcp.ts";
 
 /**
  * Issue #2's end-to-end suite: a real MCP SDK client over HTTP walks the quickstart

@@ -2,13 +2,13 @@ import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { eventsStream } from "@baton/bus";
 import { NatsClock } from "@baton/clock/nats";
+import type { McpSession, Result } from "@baton/conformance/mcp";
 import { partitionOf } from "@baton/protocol";
 import { connect, type NatsConnection } from "nats";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HOUR, TestClock } from "../support/clock.ts";
 import { type DistributedDeployment, POSTGRES_URL, REPO, startDistributed } from "../support/deploy.ts";
-import type { McpSession, Result } from "../support/mcp.ts";
 import { PrivateNats } from "../support/nats-server.ts";
 import { TcpProxy } from "../support/tcp-proxy.ts";
 

@@ -1,11 +1,11 @@
 import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
+import type { McpSession, Result } from "@baton/conformance/mcp";
 import { partitionOf } from "@baton/protocol";
 import { connect } from "nats";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DistributedDeployment, NATS_URL, REPO, startDistributed } from "../support/deploy.ts";
-import type { McpSession, Result } from "../support/mcp.ts";
 
 /**
  * The bar's "Safe": no acknowledged write lost or applied twice when a process is killed. Two engine

@@ -2,12 +2,12 @@ import { execFile } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import type { McpSession } from "@baton/conformance/mcp";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { objectLockKey } from "../../services/evidence/src/index.ts";
 import { HOUR, TestClock } from "../support/clock.ts";
 import { type DistributedDeployment, REPO, startDistributed } from "../support/deploy.ts";
-import type { McpSession } from "../support/mcp.ts";
 import type { S3Server } from "../support/s3.ts";
 
 const run = promisify(execFile);

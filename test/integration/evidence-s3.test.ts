@@ -2,9 +2,10 @@ import { createHash, randomUUID } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DeleteObjectCommand } from "@aws-sdk/client-s3";
+import { McpSession, type Result } from "@baton/conformance/mcp";
+import { fixture, Harness, refused, sameNameBindings, statesOf } from "@baton/conformance/support";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fixture, Harness, refused, sameNameBindings, statesOf } from "../conformance/support.ts";
 import { TestClock } from "../support/clock.ts";
 import {
   type As,
@@ -15,7 +16,6 @@ import {
   startDistributed,
   startEmbedded,
 } from "../support/deploy.ts";
-import { McpSession, type Result } from "../support/mcp.ts";
 import type { S3Server } from "../support/s3.ts";
 import { TcpProxy } from "../support/tcp-proxy.ts";
 

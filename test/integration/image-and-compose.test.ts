@@ -5,11 +5,11 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { McpSession } from "@baton/conformance/mcp";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dropNamespace, freePort, NATS_URL, POSTGRES_URL, REPO } from "../support/deploy.ts";
 import { type ComposeService, composeServices, dockerfileRuntime } from "../support/deploy-files.ts";
-import { McpSession } from "../support/mcp.ts";
 import { exited, until } from "../support/processes.ts";
 import { S3RVER_CREDENTIALS, type S3Server, startS3 } from "../support/s3.ts";
 

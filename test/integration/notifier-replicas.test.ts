@@ -1,11 +1,11 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import { join } from "node:path";
 import { eventsStream } from "@baton/bus";
+import type { McpSession } from "@baton/conformance/mcp";
 import { connect } from "nats";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DistributedDeployment, NATS_URL, REPO, startDistributed } from "../support/deploy.ts";
-import type { McpSession } from "../support/mcp.ts";
 import { exited, until } from "../support/processes.ts";
 
 /**

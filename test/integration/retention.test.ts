@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { eventsStream } from "@baton/bus";
+import type { McpSession } from "@baton/conformance/mcp";
 import { connect, type NatsConnection } from "nats";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HOUR, TestClock } from "../support/clock.ts";
 import { type DistributedDeployment, NATS_URL, REPO, startDistributed } from "../support/deploy.ts";
-import type { McpSession } from "../support/mcp.ts";
 import { until } from "../support/processes.ts";
 
 /**

@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { McpSession } from "@baton/conformance/mcp";
+import { agentItem, stepOf } from "@baton/conformance/walk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { advanceClock } from "../../services/cli/src/clock.ts";
 import { DAY, HOUR, processFolder, TestClock } from "../support/clock.ts";
@@ -14,8 +16,6 @@ import {
   startEmbedded,
 } from "../support/deploy.ts";
 import { journalOf, withDb } from "../support/journal.ts";
-import type { McpSession } from "../support/mcp.ts";
-import { agentItem, stepOf } from "../support/walk.ts";
 
 /**
  * Issue #5 "A clock you can move": `baton clock advance <duration>` against `baton dev --clock

@@ -3,12 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { CONTRACTS, call, NatsBus } from "@baton/bus";
+import type { McpSession } from "@baton/conformance/mcp";
 import { partitionOf } from "@baton/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { processFolder } from "../support/clock.ts";
 import { type DistributedDeployment, NATS_URL, startDistributed } from "../support/deploy.ts";
 import { firedCounts, firedTimers, journalOf, timersOf } from "../support/journal.ts";
-import type { McpSession } from "../support/mcp.ts";
 import { exited } from "../support/processes.ts";
 
 /**

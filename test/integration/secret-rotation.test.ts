@@ -2,9 +2,9 @@ import type { ChildProcess } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { runIdFor } from "@baton/auth";
+import type { Result } from "@baton/conformance/mcp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DistributedDeployment, REPO, startDistributed } from "../support/deploy.ts";
-import type { Result } from "../support/mcp.ts";
 
 /**
  * Issue #12: rotating `BATON_SECRET` without breaking what agents hold. The engine and the gateway

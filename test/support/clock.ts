@@ -9,7 +9,7 @@ import { type Deployment, startDistributed, startEmbedded } from "./deploy.ts";
  * exactly as `baton clock advance` does, and small processes written for one test.
  */
 
-export { DAY, HOUR, iso, MINUTE, rfc3339 } from "./time.ts";
+export { DAY, HOUR, iso, MINUTE, rfc3339 } from "@baton/conformance/time";
 
 /**
  * The deployments the timer suites run against: `baton dev --clock manual`, and every service as its

@@ -7,10 +7,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { eventsStream, NatsBus } from "@baton/bus";
 import { NatsClock } from "@baton/clock/nats";
+import { McpSession } from "@baton/conformance/mcp";
 import pg from "pg";
 import { type PublishOutcome, publishFolder } from "../../services/cli/src/publish.ts";
 import { devToken } from "../../services/cli/src/token.ts";
-import { McpSession } from "./mcp.ts";
 import { stopProcess } from "./processes.ts";
 import { type S3Server, startS3 } from "./s3.ts";
 

@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { EvaluatorReply, ScriptedEvaluator, SeenQuestion } from "../conformance/support.ts";
+import type { EvaluatorReply, ScriptedEvaluator, SeenQuestion } from "@baton/conformance/support";
 
 /**
  * A real HTTP server speaking the OpenAI chat-completions format, started by a test as the check

@@ -1,5 +1,5 @@
 // The quickstart's expense run brought to its approval, for tests that decide it (console, OIDC console).
-import type { McpSession } from "./mcp.ts";
+import type { McpSession } from "@baton/conformance/mcp";
 
 /**
  * Starts an `expense-approval` test run as `starter` (84.50, travel) and has `agent` claim and submit

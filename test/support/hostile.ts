@@ -3,13 +3,13 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type DevIssuer, mintDevToken, type TokenClaims } from "@baton/auth";
+import { schemaProblems } from "@baton/conformance/schemas";
 import { silentLogger } from "@baton/kit";
 import { TOOL_NAMES, type ToolName, type ToolResult } from "@baton/protocol";
 import fc from "fast-check";
 import { generateKeyPair, importJWK, SignJWT } from "jose";
 import { type DevServer, startDev } from "../../services/cli/src/dev.ts";
 import { publishFolder } from "../../services/cli/src/publish.ts";
-import { schemaProblems } from "./schemas.ts";
 
 /**
  * The hostile-input campaign (issue #12): fast-check drives the real gateway of `baton dev` over HTTP

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { checklistItems, TOOL_ERRORS, TOOLS, tagsOf } from "@baton/conformance/items";
 import { describe, expect, it } from "vitest";
 import {
   buildMatrix,
@@ -6,7 +7,6 @@ import {
   collectTests,
   readSources,
 } from "../../scripts/conformance-matrix.ts";
-import { checklistItems, TOOL_ERRORS, TOOLS, tagsOf } from "../conformance/items.ts";
 
 /**
  * The conformance matrix (issue #9) cannot go stale: it is regenerated here from vitest's own

@@ -1,7 +1,7 @@
+import { schemaProblems } from "@baton/conformance/schemas";
 import type { CheckDef } from "@baton/process";
 import { type CheckAnswers, ok, type RunData } from "@baton/protocol";
 import { describe, expect, it } from "vitest";
-import { schemaProblems } from "../../../test/support/schemas.ts";
 import { DEFAULT_CHECK_LIMITS, shownRunData, verdictOf } from "./check.ts";
 import type { Command } from "./commands.ts";
 import { apply } from "./machine.ts";

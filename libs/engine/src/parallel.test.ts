@@ -1,6 +1,6 @@
+import { schemaProblems } from "@baton/conformance/schemas";
 import { ok } from "@baton/protocol";
 import { describe, expect, it } from "vitest";
-import { schemaProblems } from "../../../test/support/schemas.ts";
 import { INCIDENT_AGENT_COMMS, INSTANT_BRANCHES, parallelAgents } from "./test-processes.ts";
 import { agent, fixture, HOUR, MINUTE, operator, person, Sim, T0 } from "./test-support.ts";
 import { pendingTimers } from "./timers.ts";

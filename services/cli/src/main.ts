@@ -70,6 +70,14 @@ Usage:
       "earn trust first"): per checked step and question the counts, the agreement rate (pass with
       approved, fail with rejected; unsure and error counted apart) and the runs where they
       disagreed. DATE is YYYY-MM-DD or an RFC 3339 time. For operators; see docs/check-report.md.
+  baton conformance --url URL (--tokens FILE | --data-dir DIR) [--clock baton] [--only PATTERN] [--json | --junit FILE]
+  baton conformance --print-tokens-template
+      Runs the Agent Process conformance scenarios over MCP against the server at URL, every response
+      checked against the official schemas; prints one line per check with the spec section it
+      proves and a summary. FILE names the identities to act as; against Baton, --data-dir DIR mints
+      them from its dev issuer. --clock baton moves Baton's manual clock for the timed scenarios
+      (skipped otherwise). Exit 0 all passed, 1 a check failed, 2 could not run. Runs from a clone;
+      see docs/conformance-runner.md.
   baton validate <PROCESS.md or folder>… [--json]
       Prints every issue as path:line:col: message; exits 1 when any.
   baton webhook add <target-url> [--events t1,t2] [--include-test-runs] [--json] [--url URL] [--token T] [--data-dir DIR] [--org O]
@@ -295,6 +303,17 @@ async function approvals(argv: string[]) {
     process.stdout.write(`${r.name} ${r.version} ${r.contentHash}${r.unchanged ? " (unchanged)" : ""}\n`);
 }
 
+/** `baton conformance` (issue #18): exits with the runner's code. */
+async function conformance(argv: string[]) {
+  // Loaded here: it needs vitest and the scenarios, which only a clone has (the build leaves them out).
+  const { conformanceCommand } = await import("./conformance.ts").catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ERR_MODULE_NOT_FOUND")
+      fail("baton conformance runs from a clone of the repository (pnpm baton conformance …)");
+    throw error;
+  });
+  process.exit(await conformanceCommand(argv));
+}
+
 async function evidence(argv: string[]) {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -480,6 +499,8 @@ async function main() {
       return group(rest);
     case "evidence":
       return evidence(rest);
+    case "conformance":
+      return conformance(rest);
     case "report":
       return report(rest);
     case undefined:

@@ -1,15 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { DAY, HOUR, iso, MINUTE, rfc3339 } from "../../../support/time.ts";
-import {
-  agentItem,
-  claimStep,
-  decideStep,
-  doStep,
-  link,
-  personEntry,
-  stepOf,
-} from "../../../support/walk.ts";
 import type { Harness } from "../../support.ts";
+import { DAY, HOUR, iso, MINUTE, rfc3339 } from "../../time.ts";
+import { agentItem, claimStep, decideStep, doStep, link, personEntry, stepOf } from "../../walk.ts";
 import { blogToApproval, LEASE_WHO, publish, WHO } from "./walks.ts";
 
 /**

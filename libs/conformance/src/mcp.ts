@@ -5,6 +5,24 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { expect } from "vitest";
 import { schemaProblems } from "./schemas.ts";
 
+/**
+ * Identity ids as a test names them and as the server knows them: `toServer` maps a string the test
+ * sends (unchanged when it is no id the translation knows), `fromServer` a string the server answers.
+ */
+export interface IdTranslation {
+  toServer(value: string): string;
+  fromServer(value: string): string;
+}
+
+/** `value` with every string in it (object keys aside) passed through `map`. */
+function mapStrings(value: unknown, map: (s: string) => string): unknown {
+  if (typeof value === "string") return map(value);
+  if (Array.isArray(value)) return value.map((v) => mapStrings(v, map));
+  if (typeof value === "object" && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mapStrings(v, map)]));
+  return value;
+}
+
 /** A result whose `data` the test reads freely. */
 // biome-ignore lint/suspicious/noExplicitAny: tests read response shapes dynamically
 export type Result = ToolResult<any>;
@@ -30,16 +48,32 @@ export class McpSession {
   private constructor(
     private readonly client: Client,
     readonly label: string,
+    private readonly names: IdTranslation | null,
   ) {}
 
-  static async connect(url: string, token: string, label: string): Promise<McpSession> {
+  /**
+   * Connects with a bearer token. `names`, when given, translates identity ids between the test's
+   * own and the server's (the runner's `--tokens`): applied to the arguments sent and, after the
+   * schema check, to the answer read.
+   */
+  static async connect(
+    url: string,
+    token: string,
+    label: string,
+    names: IdTranslation | null = null,
+  ): Promise<McpSession> {
     const client = new Client({ name: `baton-test-${label}`, version: "1.0.0" });
     await client.connect(
       new StreamableHTTPClientTransport(new URL(url), {
         requestInit: { headers: { authorization: `Bearer ${token}` } },
       }),
     );
-    return new McpSession(client, label);
+    return new McpSession(client, label, names);
+  }
+
+  /** The server's name from the MCP handshake (`serverInfo.name`; Baton says `baton`). */
+  serverName(): string | undefined {
+    return this.client.getServerVersion()?.name;
   }
 
   /** The MCP tool list. */
@@ -67,7 +101,8 @@ export class McpSession {
    * answering `retry` within the call deadline (issue #8).
    */
   async callOnce(tool: ToolName, args: Record<string, unknown>): Promise<Result> {
-    const response = await this.client.callTool({ name: tool, arguments: args });
+    const sent = this.names ? (mapStrings(args, this.names.toServer) as Record<string, unknown>) : args;
+    const response = await this.client.callTool({ name: tool, arguments: sent });
     const structured = response.structuredContent as Result | undefined;
     if (!structured) throw new Error(`${tool}: no structuredContent`);
     const text = (response.content as { type: string; text: string }[])[0]?.text;
@@ -82,7 +117,7 @@ export class McpSession {
         `${tool} response breaks the official schema:\n  ${problems.join("\n  ")}\n${JSON.stringify(structured).slice(0, 2000)}`,
       );
     }
-    return structured;
+    return this.names ? (mapStrings(structured, this.names.fromServer) as Result) : structured;
   }
 
   /**

@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
-import type { McpSession } from "../../support/mcp.ts";
+import { beforeEach, describe, expect, it } from "vitest";
+import type { McpSession } from "../mcp.ts";
 import { type Data, type Harness, refused, rid, stateOf, statesOf } from "../support.ts";
 
 /**
@@ -24,6 +24,10 @@ const INPUTS = { incidentId: "INC-42", commander: COMMANDER };
 
 export function parallelScenarios(h: Harness): void {
   describe("parallel profile: fork, join, snapshots and rework (parallel.md §3–§4)", () => {
+    beforeEach((context) => {
+      const reason = h.missingProfile("parallel-1");
+      if (reason) context.skip(reason);
+    });
     const leads = () =>
       h.sessionsOf({
         operations: { kind: "person", id: "ops@example.com", groups: ["operations-lead"] },

@@ -1,7 +1,7 @@
 import { expect } from "vitest";
-import { rfc3339 } from "../../../support/time.ts";
-import { decideStep, doStep, link, stepOf } from "../../../support/walk.ts";
 import { fixture, type Harness, type Identity, type Publication, suiteProcess } from "../../support.ts";
+import { rfc3339 } from "../../time.ts";
+import { decideStep, doStep, link, stepOf } from "../../walk.ts";
 
 /**
  * What the timed scenarios share: the processes they need published (the fixtures with their roles

@@ -1,10 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { parseProcess } from "@baton/process";
-import { expect } from "vitest";
-import type { McpSession, Result } from "../support/mcp.ts";
+import { expect, TestRunner } from "vitest";
+import { corePublications, type Publication, profilePublications } from "./fixtures.ts";
+import type { McpSession, Result } from "./mcp.ts";
 
 /**
  * The conformance suite's harness: one server under test per suite file, the conformance fixtures and
@@ -80,7 +77,18 @@ export interface ScriptedEvaluator {
  */
 export interface ConformanceTarget {
   session(who: Identity): Promise<McpSession>;
-  publish(folder: string, bindings?: Record<string, string>, org?: string): Promise<Published>;
+  /**
+   * Absent when the runner cannot publish on this server (no admin API it knows): the scenarios that
+   * publish processes of their own are then skipped, with the reason.
+   */
+  publish?(folder: string, bindings?: Record<string, string>, org?: string): Promise<Published>;
+  /** Why `publish` cannot publish into `org` here (the check is skipped with it), or null when it can. */
+  publishRefusal?(org: string): string | null;
+  /**
+   * The key under which the harness keeps `who`'s session; by default the identity itself. A target
+   * that maps identities onto a fixed set of tokens (the runner's `--tokens`) keys by the token it chose.
+   */
+  key?(who: Identity): string;
   /** Present when the server offers a manual clock; the timed scenarios need it. */
   clock?: ManualClock;
   /** Present when the server's check evaluator is one the test scripts; the check scenarios need it. */
@@ -88,93 +96,34 @@ export interface ConformanceTarget {
   stop(): Promise<void>;
 }
 
-/** One process to publish before the scenarios run: a folder and its role → group bindings. */
-export interface Publication {
-  folder: string;
-  bindings?: Record<string, string>;
-}
-
-const CONFORMANCE_DIR = fileURLToPath(new URL(".", import.meta.url));
-
-/** The specification's core conformance fixtures (conformance/README.md): a conforming server publishes all ten. */
-export const CORE_FIXTURES = [
-  "blog-publication",
-  "contract-review",
-  "customer-offboarding",
-  "employee-onboarding",
-  "expense-reimbursement",
-  "incident-postmortem",
-  "invoice-approval",
-  "major-incident-response",
-  "supplier-rfp",
-  "support-escalation",
-] as const;
-
-/** This suite's processes that a conforming server must refuse at publication (published by their tests). */
-export const REFUSED = new Set(["approval-list-next", "branches-key"]);
-
 /**
- * The fixtures and this suite's processes that need a profile (conformance/README.md: "a server
- * publishes each one only if it offers that profile"), by the profile's `describe` name.
+ * Ends the running test as skipped with `reason` (vitest's `context.skip`): what a scenario needs that
+ * the server under test does not offer (a manual clock, a scripted evaluator, publication, identities)
+ * is reported as skipped with the reason, never as passed. Outside a test, throws the reason.
  */
-export const PROFILE_FIXTURES: Record<string, string> = {
-  "major-incident": "parallel-1",
-  "vendor-check": "check-1",
-};
-export const PROFILE_PROCESSES: Record<string, string> = {
-  "parallel-agents": "parallel-1",
-  "incident-agent-comms": "parallel-1",
-  "checked-review": "check-1",
-  "advisory-draft": "check-1",
-};
-
-export const FIXTURES_DIR = join(CONFORMANCE_DIR, "../../conformance/fixtures");
-export const PROCESSES_DIR = join(CONFORMANCE_DIR, "processes");
-/** The specification's own example (§2), kept in the repository's samples. */
-const SPEC_EXAMPLE = join(CONFORMANCE_DIR, "../../fixtures/supplier-onboarding");
-
-/** A conformance fixture's folder. */
-export const fixture = (name: string) => join(FIXTURES_DIR, name);
-/** A folder of this suite's own processes. */
-export const suiteProcess = (name: string) => join(PROCESSES_DIR, name);
+export function skipTest(reason: string): never {
+  const test = TestRunner.getCurrentTest();
+  if (test) test.context.skip(reason);
+  throw new Error(reason);
+}
 
 // biome-ignore lint/suspicious/noExplicitAny: scenarios read response shapes dynamically
 export type Data = any;
 
-/** Every role of a process folder bound to a group of the same name (as `baton dev` binds its samples). */
-export function sameNameBindings(folder: string): Record<string, string> {
-  const parsed = parseProcess(readFileSync(join(folder, "PROCESS.md"), "utf8"));
-  if (!parsed.ok) throw new Error(`${folder} does not parse`);
-  return Object.fromEntries(parsed.process.roles.map((r) => [r, r]));
-}
-
-/**
- * What the untimed scenarios need published: the core fixtures, the spec's example and this suite's
- * processes (but those it must refuse), each role bound to the group of the same name.
- */
-export function corePublications(): Publication[] {
-  const folders = [
-    ...CORE_FIXTURES.map(fixture),
-    SPEC_EXAMPLE,
-    ...readdirSync(PROCESSES_DIR)
-      .filter((n) => !REFUSED.has(n) && PROFILE_PROCESSES[n] === undefined)
-      .map(suiteProcess),
-  ];
-  return folders.map((folder) => ({ folder, bindings: sameNameBindings(folder) }));
-}
-
-/** The fixtures and suite processes of the profiles in `offered` (`describe.profiles`). */
-export function profilePublications(offered: readonly string[]): Publication[] {
-  const folders = [
-    ...Object.entries(PROFILE_FIXTURES)
-      .filter(([, profile]) => offered.includes(profile))
-      .map(([name]) => fixture(name)),
-    ...Object.entries(PROFILE_PROCESSES)
-      .filter(([, profile]) => offered.includes(profile))
-      .map(([name]) => suiteProcess(name)),
-  ];
-  return folders.map((folder) => ({ folder, bindings: sameNameBindings(folder) }));
-}
+export {
+  CORE_FIXTURES,
+  corePublications,
+  FIXTURES_DIR,
+  fixture,
+  PROCESSES_DIR,
+  PROFILE_FIXTURES,
+  PROFILE_PROCESSES,
+  type Publication,
+  profilePublications,
+  REFUSED,
+  sameNameBindings,
+  suiteProcess,
+} from "./fixtures.ts";
 
 /** A fresh requestId. */
 export const rid = () => randomUUID();
@@ -195,11 +144,15 @@ export function statesOf(view: Data): Record<string, string | null> {
 }
 
 /** Asserts a refused result and returns its error (the test support's one helper for it). */
-export { refused } from "../support/mcp.ts";
+export { refused } from "./mcp.ts";
 
 /** One server under test with everything the scenarios need. */
 export class Harness {
   target!: ConformanceTarget;
+  /** Tells this harness's organizations apart from those of earlier runs against the same server. */
+  private readonly runTag = randomUUID().slice(0, 8);
+  /** The profiles the server's `describe` lists (§8), read by {@link setup}. */
+  offered: string[] = [];
   private readonly sessions = new Map<string, McpSession>();
 
   constructor(private readonly start: () => Promise<ConformanceTarget>) {}
@@ -210,20 +163,34 @@ export class Harness {
    */
   async setup(publications?: Publication[]): Promise<void> {
     this.target = await this.start();
-    let all = publications;
-    if (!all) {
-      const reader = await this.target.session({ kind: "agent", id: "a_setup" });
-      const offered: string[] = (await reader.ok("describe")).profiles;
-      await reader.close();
-      all = [...corePublications(), ...profilePublications(offered)];
-    }
+    const reader = await this.target.session({ kind: "agent", id: "a_setup" });
+    this.offered = (await reader.ok("describe")).profiles;
+    await reader.close();
+    // A target that cannot publish was checked for the processes beforehand (the runner's fixtures check).
+    if (!this.target.publish) return;
+    const all = publications ?? [...corePublications(), ...profilePublications(this.offered)];
     const done = new Set<string>();
     for (const { folder, bindings = {} } of all) {
       const key = JSON.stringify([folder, bindings]);
       if (done.has(key)) continue;
       done.add(key);
-      await this.target.publish(folder, bindings);
+      await this.publish(folder, bindings);
     }
+  }
+
+  /**
+   * Publishes a process folder through the target (see {@link ConformanceTarget.publish}); skips the
+   * running test, with the reason, when the target cannot publish.
+   */
+  publish(folder: string, bindings: Record<string, string> = {}, org?: string): Promise<Published> {
+    // Skipped before anything is called, so a skip inside `expect(h.publish(…)).rejects` stays a skip.
+    if (!this.target.publish)
+      skipTest(
+        "publishes a process of its own: the runner cannot publish on this server (Baton's admin API)",
+      );
+    const refusal = this.target.publishRefusal?.(org ?? "default");
+    if (refusal) skipTest(refusal);
+    return this.target.publish(folder, bindings, org);
   }
 
   async teardown(): Promise<void> {
@@ -231,23 +198,42 @@ export class Harness {
     await this.target?.stop();
   }
 
-  /** The server's manual clock; a timed scenario fails at once on a server without one. */
+  /** Why a test of `profile` cannot run here (the server's `describe` does not list it, §8), or null when it can. */
+  missingProfile(profile: string): string | null {
+    return this.offered.includes(profile)
+      ? null
+      : `proves the ${profile} profile, which this server's describe does not list (§8)`;
+  }
+
+  /** The server's manual clock; a timed scenario is skipped, with the reason, on a server without one. */
   get clock(): ManualClock {
     if (!this.target.clock)
-      throw new Error("this scenario moves time: the server under test needs a manual clock");
+      skipTest(
+        "moves time: needs the server's manual clock (--clock baton against a server that offers one)",
+      );
     return this.target.clock;
   }
 
-  /** The server's scripted evaluator; a check scenario fails at once on a server without one. */
+  /** The server's scripted evaluator; a check scenario is skipped, with the reason, on a server without one. */
   get evaluator(): ScriptedEvaluator {
     if (!this.target.evaluator)
-      throw new Error("this scenario scripts the check's evaluator: the server under test needs one");
+      skipTest(
+        "scripts the check profile's evaluator: needs a server configured with an evaluator the test scripts (Baton's own suite)",
+      );
     return this.target.evaluator;
+  }
+
+  /**
+   * An organization of a scenario's own (`<name>-<tag of this run>`), empty at first even when the
+   * server kept everything of an earlier run: for scenarios that must see everything of a kind.
+   */
+  org(name: string): string {
+    return `${name}-${this.runTag}`;
   }
 
   /** The MCP session of an identity, created once. */
   async as(who: Identity): Promise<McpSession> {
-    const key = JSON.stringify(who);
+    const key = this.target.key?.(who) ?? JSON.stringify(who);
     let session = this.sessions.get(key);
     if (!session) {
       session = await this.target.session(who);

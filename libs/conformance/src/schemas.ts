@@ -13,7 +13,7 @@ import addFormats from "ajv-formats";
  * never silently.
  */
 
-const ROOT = fileURLToPath(new URL("../../conformance/schemas/core-2/", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../../conformance/schemas/core-2/", import.meta.url));
 const BASE = "https://agentprocess.io/schemas/core-2/";
 
 function load(dir: string, out: Record<string, unknown>[] = []): Record<string, unknown>[] {

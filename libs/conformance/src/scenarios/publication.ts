@@ -41,19 +41,18 @@ export function publicationScenarios(h: Harness): void {
             /next/,
           ],
         ];
-        for (const [folder, pattern] of cases)
-          await expect(h.target.publish(folder, {})).rejects.toThrow(pattern);
+        for (const [folder, pattern] of cases) await expect(h.publish(folder, {})).rejects.toThrow(pattern);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
     });
 
     it("[#6 #7 start_run.not_found] a run pins its version; start_run takes an older version; list_processes shows the latest (§6 rule 5, tools.md start_run)", async () => {
-      const org = "versions-org";
-      const v1 = await h.target.publish(join(PROCESSES_DIR, "drafting"), { editor: "g_one" }, org);
-      const v2 = await h.target.publish(join(PROCESSES_DIR, "drafting"), { editor: "g_two" }, org);
+      const org = h.org("versions-org");
+      const v1 = await h.publish(join(PROCESSES_DIR, "drafting"), { editor: "g_one" }, org);
+      const v2 = await h.publish(join(PROCESSES_DIR, "drafting"), { editor: "g_two" }, org);
       expect([v1.version, v2.version, v2.unchanged]).toEqual([1, 2, false]);
-      const again = await h.target.publish(join(PROCESSES_DIR, "drafting"), { editor: "g_two" }, org);
+      const again = await h.publish(join(PROCESSES_DIR, "drafting"), { editor: "g_two" }, org);
       expect(again).toMatchObject({ version: 2, unchanged: true });
       const agent = await h.agent("a_v", org);
       const person = await h.person("p_v@example.com", [], { org });
@@ -74,7 +73,7 @@ export function publicationScenarios(h: Harness): void {
 
     it("[R2-7 #24 R2-B7 R2-B8 decide.invalid:combination] an approval with a list next is refused at publication; decide rejected carrying next/reason is invalid (§2.2, tools.md decide)", async () => {
       await expect(
-        h.target.publish(join(PROCESSES_DIR, "approval-list-next"), { editor: "editor" }),
+        h.publish(join(PROCESSES_DIR, "approval-list-next"), { editor: "editor" }),
       ).rejects.toThrow(/steps\[1\]\.next: a list of routes is allowed only on agent and task steps/);
       const agent = await h.agent("a_writer7");
       const editor = await h.person("ed7@example.com", ["editor"]);
@@ -107,7 +106,7 @@ export function publicationScenarios(h: Harness): void {
 
     it("[R2-10 #4] a step with an invented branches key is refused at publication as an unknown key (§2.1, §2.2); the parallel form is R3-1", async () => {
       await expect(
-        h.target.publish(join(PROCESSES_DIR, "branches-key"), {
+        h.publish(join(PROCESSES_DIR, "branches-key"), {
           "operations-lead": "o",
           "security-lead": "s",
         }),
@@ -131,10 +130,10 @@ export function publicationScenarios(h: Harness): void {
         if (offered.includes(profile)) {
           expect(names, name).toContain(name);
           // Published already: the same content and bindings publish nothing new (§6 rule 5).
-          expect(await h.target.publish(folder, sameNameBindings(folder))).toMatchObject({ unchanged: true });
+          expect(await h.publish(folder, sameNameBindings(folder))).toMatchObject({ unchanged: true });
         } else {
           expect(names, name).not.toContain(name);
-          await expect(h.target.publish(folder, sameNameBindings(folder))).rejects.toThrow(
+          await expect(h.publish(folder, sameNameBindings(folder))).rejects.toThrow(
             new RegExp(`needs the ${profile} profile`),
           );
         }
@@ -142,7 +141,7 @@ export function publicationScenarios(h: Harness): void {
     });
 
     it("[#1 #6 #18 #19 #20 #24 #30 #59 #71 #89-90 #94 #100 W5] publication refuses what §2 refuses — an author version, on_timeout without timeout, the removed overdue, files and x-content-hash keys, a cycle, an unreachable step, a route list on a wait, a dotted role, a malformed duration — and reads yes and no as strings (§2.1–§2.4)", async () => {
-      const org = "section2-org";
+      const org = h.org("section2-org");
       const dir = mkdtempSync(join(tmpdir(), "baton-section2-"));
       const write = (name: string, frontmatter: string) => {
         mkdirSync(join(dir, name));
@@ -196,10 +195,10 @@ export function publicationScenarios(h: Harness): void {
           ],
         ];
         for (const [name, frontmatter, pattern] of cases)
-          await expect(h.target.publish(write(name, frontmatter), {}, org), name).rejects.toThrow(pattern);
+          await expect(h.publish(write(name, frontmatter), {}, org), name).rejects.toThrow(pattern);
 
         // YAML 1.2 core schema: yes and no are strings, in a description, a one_of and an outcome.
-        await h.target.publish(
+        await h.publish(
           write(
             "yes-no",
             "description: yes\ninputs:\n  answer: { type: string, one_of: [yes, no] }\nsteps:\n  - id: done\n    finish: no",
@@ -223,7 +222,7 @@ export function publicationScenarios(h: Harness): void {
     });
 
     it("[#93 #95] the content hash covers the parsed frontmatter and the body as written: the same file again is unchanged; a changed body, or the long form of a shorthand field, is a new version (§6 rule 5)", async () => {
-      const org = "hash-org";
+      const org = h.org("hash-org");
       const dir = mkdtempSync(join(tmpdir(), "baton-hash-"));
       const folder = join(dir, "hashed");
       mkdirSync(folder);
@@ -234,13 +233,13 @@ export function publicationScenarios(h: Harness): void {
         );
       try {
         write("string", "# Hashed\n");
-        expect(await h.target.publish(folder, {}, org)).toMatchObject({ version: 1, unchanged: false });
-        expect(await h.target.publish(folder, {}, org)).toMatchObject({ version: 1, unchanged: true });
+        expect(await h.publish(folder, {}, org)).toMatchObject({ version: 1, unchanged: false });
+        expect(await h.publish(folder, {}, org)).toMatchObject({ version: 1, unchanged: true });
         write("string", "# Hashed\n\nNow with a paragraph.\n");
-        expect(await h.target.publish(folder, {}, org)).toMatchObject({ version: 2, unchanged: false });
+        expect(await h.publish(folder, {}, org)).toMatchObject({ version: 2, unchanged: false });
         write("{ type: string }", "# Hashed\n\nNow with a paragraph.\n");
-        expect(await h.target.publish(folder, {}, org)).toMatchObject({ version: 3, unchanged: false });
-        expect(await h.target.publish(folder, {}, org)).toMatchObject({ version: 3, unchanged: true });
+        expect(await h.publish(folder, {}, org)).toMatchObject({ version: 3, unchanged: false });
+        expect(await h.publish(folder, {}, org)).toMatchObject({ version: 3, unchanged: true });
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }

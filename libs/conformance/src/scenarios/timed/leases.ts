@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { withoutUrls } from "../../../support/mcp.ts";
-import { iso, MINUTE } from "../../../support/time.ts";
-import { agentItem, claimStep, decideStep, doStep, link, stepOf } from "../../../support/walk.ts";
+import { withoutUrls } from "../../mcp.ts";
 import type { Harness } from "../../support.ts";
+import { iso, MINUTE } from "../../time.ts";
+import { agentItem, claimStep, decideStep, doStep, link, stepOf } from "../../walk.ts";
 import { LEASE_WHO } from "./walks.ts";
 
 /** describe.leaseSeconds of the deployments these scenarios run against (DEFAULTS.leaseSeconds). */

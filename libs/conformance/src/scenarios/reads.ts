@@ -2,18 +2,33 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { McpSession } from "../../support/mcp.ts";
+import type { McpSession } from "../mcp.ts";
 import { type Data, type Harness, PROCESSES_DIR, refused } from "../support.ts";
 
 /**
  * Reads (§4.1, tools.md): who may read a run, what `get_work` lists, paging and filters.
  */
+/**
+ * `ids` lists exactly `expected`, oldest first by `at` (epoch ms per id): times never go back, and
+ * ids with different times keep the order of `expected` (the order they were made in). Equal times
+ * may come in any order (tools.md says "oldest first" and nothing of ties).
+ */
+function expectOldestFirst(ids: string[], at: Map<string, number>, expected: string[]): void {
+  expect([...ids].sort()).toEqual([...expected].sort());
+  const times = ids.map((id) => at.get(id) as number);
+  expect(times).toEqual([...times].sort((p, q) => p - q));
+  for (let a = 0; a < ids.length; a++)
+    for (let b = a + 1; b < ids.length; b++)
+      if (times[a] !== times[b])
+        expect(expected.indexOf(ids[a] as string)).toBeLessThan(expected.indexOf(ids[b] as string));
+}
+
 export function readScenarios(h: Harness): void {
   describe("§4.1 reads: get_run, get_work, list_runs and list_processes", () => {
     it("[#98 #99 R3-Q11 get_work.invalid:paging list_runs.invalid:paging list_processes.invalid:paging] paging: get_work oldest first with cursor and limit 1–100 for agents and people; list_runs filters by process, state and inputs with paging; list_processes pages (tools.md; issue #4 deliver 8)", async () => {
-      const org = "paging-org";
-      await h.target.publish(join(PROCESSES_DIR, "triage"), {}, org);
-      await h.target.publish(join(PROCESSES_DIR, "drafting"), { editor: "editor" }, org);
+      const org = h.org("paging-org");
+      await h.publish(join(PROCESSES_DIR, "triage"), {}, org);
+      await h.publish(join(PROCESSES_DIR, "drafting"), { editor: "editor" }, org);
       const agent = await h.agent("a_d8", org);
       const editor = await h.person("ed_d8@example.com", ["editor"], { org });
       const started: string[] = [];
@@ -27,9 +42,13 @@ export function readScenarios(h: Harness): void {
       const pages = await pageAll(agent, "get_work", { limit: 2, process: "triage" });
       expect(pages.map((p) => p.length)).toEqual([2, 2, 1]);
       const items = pages.flat();
-      expect(items.map((i: Data) => i.runId)).toEqual(started);
-      const since = items.map((i: Data) => Date.parse(i.readySince));
-      expect([...since].sort((p, q) => p - q)).toEqual(since);
+      // Oldest first by readySince; steps made ready at the same instant (a server whose clock did
+      // not move, such as a manual one) may come in any order among themselves.
+      expectOldestFirst(
+        items.map((i: Data) => i.runId),
+        new Map(items.map((i: Data) => [i.runId, Date.parse(i.readySince)])),
+        started,
+      );
       refused(await agent.call("get_work", { limit: 0 }), "invalid");
       refused(await agent.call("get_work", { limit: 101 }), "invalid");
       refused(await agent.call("get_work", { cursor: "not-a-cursor" }), "invalid");
@@ -44,13 +63,20 @@ export function readScenarios(h: Harness): void {
 
       // People: their open work items, oldest first, paged.
       const reviews: string[] = [];
+      const opened = new Map<string, number>();
       for (let i = 0; i < 3; i++) {
         const runId = (await editor.ok("start_run", { process: "drafting", inputs: {} })).run.id;
-        await h.work(agent, runId, "draft", { revision: `r${i}` });
+        // The review opens in the write that completes the draft: at the run's updatedAt.
+        const view = await h.work(agent, runId, "draft", { revision: `r${i}` });
+        opened.set(runId, Date.parse(view.run.updatedAt));
         reviews.push(runId);
       }
       const inbox = (await pageAll(editor, "get_work", { limit: 1 })).flat();
-      expect(inbox.map((e: Data) => e.runId)).toEqual(reviews);
+      expectOldestFirst(
+        inbox.map((e: Data) => e.runId),
+        opened,
+        reviews,
+      );
       expect(inbox.every((e: Data) => e.workItem.stepId === "editor_review")).toBe(true);
 
       // list_runs: filters by process, state and equality on input fields, paged.
@@ -82,7 +108,7 @@ export function readScenarios(h: Harness): void {
       expect(new Set(all.map((r: Data) => r.id)).size).toBe(8);
 
       // list_processes: paged like get_work (20 a page).
-      const catalog = "catalog-org";
+      const catalog = h.org("catalog-org");
       const dir = mkdtempSync(join(tmpdir(), "baton-catalog-"));
       try {
         for (let i = 1; i <= 23; i++) {
@@ -92,7 +118,7 @@ export function readScenarios(h: Harness): void {
             join(dir, name, "PROCESS.md"),
             `---\nname: ${name}\ndescription: Catalog entry ${i}.\nsteps:\n  - id: only\n    agent: Do it.\n  - id: done\n    finish: done\n---\n`,
           );
-          await h.target.publish(join(dir, name), {}, catalog);
+          await h.publish(join(dir, name), {}, catalog);
         }
       } finally {
         rmSync(dir, { recursive: true, force: true });

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { McpSession } from "../../support/mcp.ts";
+import { type McpSession, withoutUrls } from "../mcp.ts";
 import { type Data, type Harness, refused, rid, stateOf, statesOf } from "../support.ts";
 
 /**
@@ -249,9 +249,9 @@ export function checkScenarios(h: Harness): void {
       const view = await agent.ok("submit", sent);
       expect(view.data.steps.check_vendor.check).toMatchObject({ verdict: "pass" });
       expect(h.evaluator.seen(m)).toHaveLength(9);
-      // A replay of the accepted call returns its result and asks no model.
+      // A replay of the accepted call returns its result (file URLs signed afresh, §5) and asks no model.
       const replay = await agent.ok("submit", sent);
-      expect(replay.data.steps.check_vendor).toEqual(view.data.steps.check_vendor);
+      expect(withoutUrls(replay.data.steps.check_vendor)).toEqual(withoutUrls(view.data.steps.check_vendor));
       expect(h.evaluator.seen(m)).toHaveLength(9);
     });
 

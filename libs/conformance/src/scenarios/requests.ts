@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import type { ToolName } from "@baton/protocol";
 import { describe, expect, it } from "vitest";
-import { type McpSession, type Result, withoutUrls } from "../../support/mcp.ts";
 import { TOOLS } from "../items.ts";
+import { type McpSession, type Result, withoutUrls } from "../mcp.ts";
 import { type Data, type Harness, PROCESSES_DIR, refused, rid, statesOf } from "../support.ts";
 
 /**
@@ -127,8 +127,8 @@ export function requestScenarios(h: Harness): void {
       const up = await agent.call("upload", uploadArgs);
       expect(await agent.call("upload", uploadArgs)).toEqual(up);
       refused(await agent.call("upload", { ...uploadArgs, fileName: "b.txt" }), "conflict");
-      const org = "idem-org";
-      await h.target.publish(join(PROCESSES_DIR, "triage"), {}, org);
+      const org = h.org("idem-org");
+      await h.publish(join(PROCESSES_DIR, "triage"), {}, org);
       const elsewhere = await h.agent("a_d7", org);
       const shared = rid();
       const here = await agent.call("start_run", {

@@ -247,8 +247,8 @@ export function evidenceScenarios(h: Harness): void {
         "invalid",
         ["requestId: required"],
       );
-      const org = "files-org";
-      await h.target.publish(join(PROCESSES_DIR, "drafting"), { editor: "editor" }, org);
+      const org = h.org("files-org");
+      await h.publish(join(PROCESSES_DIR, "drafting"), { editor: "editor" }, org);
       const foreign = await h.upload(await h.agent("a_53", org), "foreign bytes");
       const editor = await h.person("ed53@example.com", ["editor"]);
       const contract = (

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { McpSession } from "../../support/mcp.ts";
+import type { McpSession } from "../mcp.ts";
 import { type Data, type Harness, PROCESSES_DIR, refused, rid, statesOf } from "../support.ts";
 
 /**
@@ -182,8 +182,8 @@ export function peopleScenarios(h: Harness): void {
 
     it("[#57 #60 #61 #62 #65 #67 #73 decide.forbidden decide.stale] people: role → bound group, initiator, person paths, an unresolved path fails the run, agents cannot start initiator processes, the snapshot, first decision wins, escalation decisions, due not restarted by returned (§3.4; issue #4 deliver 4)", async () => {
       // A role maps to the group it is bound to at publication.
-      const org = "people-org";
-      await h.target.publish(join(PROCESSES_DIR, "drafting"), { editor: "g_editorial" }, org);
+      const org = h.org("people-org");
+      await h.publish(join(PROCESSES_DIR, "drafting"), { editor: "g_editorial" }, org);
       const member = await h.person("m_d4@example.com", ["g_editorial"], { org });
       const named = await h.person("n_d4@example.com", ["editor"], { org });
       const agentOrg = await h.agent("a_d4", org);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { DAY, HOUR, iso, MINUTE, rfc3339 } from "../../../support/time.ts";
-import { decideStep, doStep, link, personEntry, stepOf } from "../../../support/walk.ts";
 import type { Harness } from "../../support.ts";
+import { DAY, HOUR, iso, MINUTE, rfc3339 } from "../../time.ts";
+import { decideStep, doStep, link, personEntry, stepOf } from "../../walk.ts";
 import { cancelAndInvoice, offboardingTail, offboardingToInvoice, settled, WHO } from "./walks.ts";
 
 /**

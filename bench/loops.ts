@@ -133,7 +133,9 @@ export async function arrivalLoop(o: ArrivalOptions): Promise<ArrivalCounts> {
         await sleep(o.pollMs);
         continue;
       }
-      // Each pass starts at a random place in the list, so agents race less for one step.
+      // Each pass starts at a random place in the list, so agents race less for one step; after one
+      // step is done the list is stale, so the agent asks again, as an agent working steps one at a
+      // time does.
       const k = Math.floor(Math.random() * items.length);
       for (let j = 0; j < items.length && Date.now() < end; j++) {
         const item = items[(j + k) % items.length] as AgentItem;
@@ -153,6 +155,7 @@ export async function arrivalLoop(o: ArrivalOptions): Promise<ArrivalCounts> {
           requestId: randomUUID(),
         });
         if (submit.ok) counts.transitions++;
+        break;
       }
     }
   };

@@ -23,10 +23,12 @@
  *
  * Usage: `pnpm bench [--mode closed|arrival|both] [--deployment distributed|embedded|both]
  * [--engines 1] [--matrix] [--clients 16] [--seconds 20] [--rate 20] [--poll-ms 100] [--people 2]
- * [--warmup 0] [--stats-wait 11] [--source]`; `--warmup S` runs the closed loop S seconds unmeasured
+ * [--agents C] [--warmup 0] [--stats-wait 11] [--source]`; `--agents N` is how many agents poll in
+ * the arrival mode (default: `--clients`); `--warmup S` runs the closed loop S seconds unmeasured
  * first (JIT, pools); `--stats-wait S` is how long to wait, before and after the closed loop, for
  * PostgreSQL's statistics to hold every commit (an idle backend reports up to 10 s late): 0 skips the
- * wait, and the commit split may then miss commits (the smoke test uses it). Only loopback addresses are used; every loop is bounded in time.
+ * wait, and the commit split may then miss commits (the smoke test uses it). Only loopback
+ * addresses are used; every loop is bounded in time.
  */
 
 import { execFileSync } from "node:child_process";
@@ -75,6 +77,7 @@ const { values } = parseArgs({
     rate: { type: "string", default: "20" },
     "poll-ms": { type: "string", default: "100" },
     people: { type: "string", default: "2" },
+    agents: { type: "string" },
     "stats-wait": { type: "string", default: "11" },
     warmup: { type: "string", default: "0" },
     source: { type: "boolean", default: false },
@@ -292,7 +295,10 @@ async function arrival(t: Target): Promise<ArrivalResult> {
   const [starter] = await clientsOf(t, [{ kind: "agent", id: "a_bench_starter" }], latencies, agent);
   const agents = await clientsOf(
     t,
-    Array.from({ length: clients }, (_, i) => ({ kind: "agent" as const, id: `a_bench_worker_${i}` })),
+    Array.from({ length: Number(values.agents ?? clients) }, (_, i) => ({
+      kind: "agent" as const,
+      id: `a_bench_worker_${i}`,
+    })),
     latencies,
     agent,
   );

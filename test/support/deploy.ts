@@ -387,6 +387,8 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
   // was started, a scheduler answers the clock. Five tsx processes start slowly on a busy 2-core box.
   const deadline = Date.now() + (options.readyMs ?? 90_000);
   const operator = await deployment.token({ kind: "person", id: "readiness@example.com", operator: true });
+  // What the last attempt saw, so a deployment that never became ready says why.
+  let last = "no attempt finished";
   for (;;) {
     try {
       const session = await deployment.session({ kind: "agent", id: "readiness" });
@@ -397,12 +399,20 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
         (options.schedulers ?? 1) === 0 ||
         (await fetch(`${publicUrl}/api/clock`, { headers: { authorization: `Bearer ${operator}` } })).ok;
       if (work.ok && processes.ok && clock) break;
-    } catch {
+      last = `get_work ${JSON.stringify(work).slice(0, 300)}; list_processes ${JSON.stringify(processes).slice(0, 300)}; clock ${clock ? "answered" : "not answered"}`;
+    } catch (error) {
       // not up yet
+      last = `threw ${error instanceof Error ? error.message : String(error)}`;
     }
     if (Date.now() > deadline) {
+      const running = children.map(
+        (c) =>
+          `${services.get(c)} ${c.exitCode === null && c.signalCode === null ? "running" : `exited ${c.exitCode ?? c.signalCode}`}`,
+      );
       await deployment.stop();
-      throw new Error(`services did not become ready:\n${deployment.logs()}`);
+      throw new Error(
+        `services did not become ready (last attempt: ${last}; processes: ${running.join(", ")}):\n${deployment.logs()}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 300));
   }

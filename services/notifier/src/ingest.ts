@@ -33,7 +33,11 @@ export interface IngestDeps {
   giveUpMs: number;
 }
 
-/** What became of one event: its deliveries were created now, it had been read before, or nobody hears of its type. */
+/**
+ * What became of one event: its deliveries were created now, it had been read before, or nobody hears
+ * of it (its type is not one the notifier delivers, or no subscription and no mail address wants it:
+ * then it is not recorded).
+ */
 export type Ingested = { outcome: "new"; pending: number } | { outcome: "seen" } | { outcome: "ignored" };
 
 /**
@@ -71,12 +75,16 @@ const NO_FACTS: RunFacts = { process: "", version: 0, step: null, dueAt: null };
  * due time, come from PostgreSQL (read after the run's commit: the event exists only once the engine
  * committed it); the event itself carries ids only.
  *
- * Per batch, one transaction (one PostgreSQL commit): one read of the ids already recorded, one read
- * of the facts of every (run, step), one of the active webhook subscriptions and one of the group
- * addresses of the batch's organizations, then the event rows (`on conflict do nothing returning`, in id order so two
- * replicas inserting overlapping batches take the keys in one order and never deadlock) and the
- * deliveries of only the events this transaction inserted. A replica that inserts an event another
- * is inserting waits on its key until that one commits, then inserts nothing for it.
+ * Per batch, one transaction (one PostgreSQL commit): one read of the active webhook subscriptions
+ * and, when mail is enabled, one of the group addresses of the batch's organizations; an event that
+ * none of them wants (nor, for mail, its assignee or the operators) is left there, unrecorded, and a
+ * batch of only such events ends with that read-only transaction. For the others: one read of the ids
+ * already recorded, one read of the facts of every (run, step), then the event rows (`on conflict do
+ * nothing returning`, in id order so two replicas inserting overlapping batches take the keys in one
+ * order and never deadlock) and the deliveries of only the events this transaction inserted. A
+ * replica that inserts an event another is inserting waits on its key until that one commits, then
+ * inserts nothing for it. Not recording an event nobody hears of loses nothing: reading it again
+ * finds the same nobody (a subscription hears only of what happens after it is made).
  */
 export function createIngest(deps: IngestDeps): Ingest {
   const { db, clock, publicUrl, mail, giveUpMs } = deps;
@@ -118,7 +126,10 @@ export function createIngest(deps: IngestDeps): Ingest {
     return found;
   }
 
-  /** The active subscriptions and the group addresses of each of `orgs`. */
+  /**
+   * The active subscriptions and the group addresses of each of `orgs`; group addresses only when mail
+   * is enabled (they are only ever mailed).
+   */
   async function targets(
     q: Tx,
     orgs: readonly string[],
@@ -140,6 +151,7 @@ export function createIngest(deps: IngestDeps): Ingest {
       .where(and(inArray(webhookSubscriptions.org, [...orgs]), eq(webhookSubscriptions.state, "active")));
     for (const { org, createdAt, ...s } of subs)
       subscriptions.get(org)?.push({ ...s, createdAt: createdAt.getTime() });
+    if (!mail.enabled) return { subscriptions, groups };
     const addresses = await q
       .select({ org: groupEmails.org, group: groupEmails.groupId, address: groupEmails.address })
       .from(groupEmails)
@@ -152,16 +164,43 @@ export function createIngest(deps: IngestDeps): Ingest {
     const outcomes: Ingested[] = events.map(() => ({ outcome: "ignored" }));
     // The first occurrence of each notified event id; a later copy in the same batch was read already.
     const first = new Map<number, number>();
+    // The later copies of each event id in this batch, by id.
+    const copies = new Map<number, number[]>();
     events.forEach((event, i) => {
       if (!isNotified(event.type)) return;
-      if (first.has(event.id)) outcomes[i] = { outcome: "seen" };
-      else first.set(event.id, i);
+      if (first.has(event.id)) {
+        outcomes[i] = { outcome: "seen" };
+        copies.set(event.id, [...(copies.get(event.id) ?? []), i]);
+      } else first.set(event.id, i);
     });
     if (first.size === 0) return outcomes;
     // Reads and writes share one transaction: one PostgreSQL commit per batch (issue #15), and what
     // was read as not yet recorded is decided again by the inserts' keys below.
     const planned = new Map<number, { facts: RunFacts; deliveries: PlannedDelivery[] }>();
     const inserted = await db.transaction(async (tx) => {
+      // Who hears of each event comes first: most events of most deployments reach nobody (no
+      // subscription wants them, no mail is sent), and such an event is neither read further nor
+      // recorded; a batch of them is one read-only transaction (issue #15). Which destinations an
+      // event has never depends on its facts, only their content does (see `planDeliveries`).
+      const { subscriptions, groups } = await targets(tx, [
+        ...new Set([...first.values()].map((i) => (events[i] as DomainEventMessage).org)),
+      ]);
+      for (const [id, i] of first) {
+        const event = events[i] as DomainEventMessage;
+        const heard = planDeliveries(
+          event,
+          NO_FACTS,
+          subscriptions.get(event.org) ?? [],
+          groups.get(event.org) ?? new Map(),
+          mail,
+          publicUrl,
+        );
+        if (heard.length > 0) continue;
+        // Read one by one, every copy would be ignored alike.
+        for (const copy of copies.get(id) ?? []) outcomes[copy] = { outcome: "ignored" };
+        first.delete(id);
+      }
+      if (first.size === 0) return new Set<number>();
       const seen = await tx
         .select({ id: notificationEvents.eventId })
         .from(notificationEvents)
@@ -175,7 +214,6 @@ export function createIngest(deps: IngestDeps): Ingest {
         .map((i) => events[i] as DomainEventMessage)
         .sort((a, b) => a.id - b.id);
       const known = await facts(tx, fresh);
-      const { subscriptions, groups } = await targets(tx, [...new Set(fresh.map((e) => e.org))]);
       const now = new Date(clock.now());
       for (const event of fresh) {
         const f = known.get(factsKey(event)) ?? NO_FACTS;

@@ -93,6 +93,50 @@ describe("who hears of an event (issue #11)", () => {
   it("types nobody subscribes to are not delivered at all", () => {
     expect(plan(event({ type: "step.checked" }), [sub("wh_all")])).toEqual([]);
   });
+
+  it("who hears of an event never depends on its facts (issue #15: the notifier decides before reading them)", () => {
+    const none: RunFacts = { process: "", version: 0, step: null, dueAt: null };
+    const destinations = (e: DomainEventMessage, f: RunFacts, subs: SubscriptionTarget[], m: MailPlan) =>
+      planDeliveries(
+        e,
+        f,
+        subs,
+        new Map([
+          ["managers", "m@example.com"],
+          ["operators", "o@example.com"],
+        ]),
+        m,
+        "https://b",
+      ).map((p) => [p.destination, p.channel, p.state, p.subscriptionId, p.address, p.reason]);
+    const types = [
+      "run.started",
+      "run.ended",
+      "step.ready",
+      "step.completed",
+      "step.overdue",
+      "work_item.opened",
+      "event.held",
+      "event.consumed",
+      "step.checked",
+    ];
+    const subsets = [
+      [],
+      [sub("wh_all")],
+      [sub("wh_ended", { events: ["run.ended"], includeTestRuns: true })],
+    ];
+    let heard = 0;
+    for (const type of types)
+      for (const mode of ["live", "test"] as const)
+        for (const assignedTo of [{ person: "mia@example.com" }, { group: "managers" }, null])
+          for (const subs of subsets)
+            for (const m of [mail, { ...mail, enabled: false }]) {
+              const e = event({ type, mode, detail: { due: "x", workItemId: "w_1", assignedTo } });
+              const withFacts = destinations(e, facts, subs, m);
+              expect(destinations(e, none, subs, m)).toEqual(withFacts);
+              heard += withFacts.length;
+            }
+    expect(heard).toBeGreaterThan(100);
+  });
 });
 
 describe("what a notification says (issue #11)", () => {

@@ -59,6 +59,10 @@ const TEST_MAIL = "a test run (§3 test mode): no real mail is sent";
  * A test run's deliveries are `suppressed`, except webhooks to subscriptions that include test runs
  * (§3 test mode: a test run sends no real notifications). Addresses are compared without case and
  * each is mailed once.
+ *
+ * Which deliveries an event has never depends on `facts`, only their messages do: the notifier
+ * decides who hears of an event before it reads the event's facts, and reads no facts (and records
+ * nothing) for an event nobody hears of (issue #15).
  */
 export function planDeliveries(
   event: DomainEventMessage,

@@ -34,9 +34,18 @@ export class RunCache {
     return this.runs.get(id);
   }
 
-  /** Keeps `run` as its latest state, most recently used. */
+  /**
+   * Keeps `run` as its latest state, most recently used; a run that ended or was cancelled is dropped
+   * instead. Nothing changes a finished run again (§3.5: every write but a replay is `conflict`
+   * `run_ended`), so holding it only kept it alive on the heap: a busy engine finishing hundreds of
+   * runs a second filled its cache with them, and the garbage collector's marking threads then ran
+   * a sixth as long as the engine's own thread (issue #15, perf over a 90 s bench). A read of a
+   * finished run comes from PostgreSQL; a `start_run` replayed after its run finished is recognised
+   * inside the commit.
+   */
   remember(run: Run): void {
     this.runs.delete(run.id);
+    if (run.state === "ended" || run.state === "cancelled") return;
     this.runs.set(run.id, run);
     if (this.runs.size > this.size) {
       const oldest = this.runs.keys().next().value;

@@ -7,7 +7,7 @@ import type { EngineStore } from "./store.ts";
 /**
  * The engine's hot runs (ARCHITECTURE rule 5): a run that ended or was cancelled is not kept, since
  * nothing changes it again (§3.5: every write but a replay is `conflict` `run_ended`), and keeping
- * thousands of finished runs cost the engine a fifth of its CPU in garbage collection (issue #15).
+ * thousands of finished runs kept the garbage collector busy (issue #15).
  * `remember` and `peek` never touch the store, so none is given.
  */
 const noStore = null as unknown as EngineStore;

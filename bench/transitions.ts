@@ -166,7 +166,7 @@ async function start(config: Config, cli: string | null): Promise<Target> {
     databaseSettings: { track_functions: "pl" },
   });
   // Production runs the notifier too (compose, the Helm chart): with its defaults — no SMTP, so no
-  // mail, and no webhook subscription — it still reads every domain event and records it.
+  // mail, and no webhook subscription — it still reads every domain event, and records none (nobody hears of them).
   const notifier = deployment.serve("notifier");
   await until(
     async () => (await fetch(`${deployment.opsUrl(notifier)}/readyz`).catch(() => null))?.status === 200,

@@ -174,13 +174,9 @@ export class NatsBus implements Bus {
       await this.turn();
       // The trace context rides in the envelope only: mirroring it in a NATS header cost a header
       // encoding and decoding per message on both sides, and nothing reads it there.
-      const msg = await this.connection.request(
-        this.wire(subject),
-        payload,
-        {
-          timeout: timeoutMs,
-        },
-      );
+      const msg = await this.connection.request(this.wire(subject), payload, {
+        timeout: timeoutMs,
+      });
       return unwrapReply(subject, JSON.parse(decoder.decode(msg.data)) as Reply);
     } catch (error) {
       if (error instanceof NatsError) {

@@ -203,7 +203,20 @@ export class NatsBus implements Bus {
           return;
         }
         void runHandler(subject, handler, raw, this.log).then(async (reply) => {
-          const bytes = encoder.encode(JSON.stringify(reply));
+          let bytes: Uint8Array;
+          try {
+            bytes = encoder.encode(JSON.stringify(reply));
+          } catch (error) {
+            // A value JSON cannot carry (a BigInt, a cycle): a defect of the handler, answered as an
+            // error the caller can read rather than left to its deadline.
+            this.log?.error({ subject, err: String(error) }, "a reply could not be encoded as JSON");
+            const refused: Reply = {
+              ok: false,
+              message: `the reply to ${subject} could not be encoded as JSON (${String(error)})`,
+              retryable: false,
+            };
+            bytes = encoder.encode(JSON.stringify(refused));
+          }
           await this.turn();
           try {
             msg.respond(bytes);
@@ -243,6 +256,16 @@ export class NatsBus implements Bus {
       },
     });
     return { stop: () => sub.drain() };
+  }
+
+  /**
+   * Resolves once nats-server has processed everything this connection sent so far, the requests and
+   * replies still waiting for this iteration's turn included (they are written before the flush's
+   * PING). A test fault that kills the process "after NATS has everything" awaits it.
+   */
+  async flush(): Promise<void> {
+    if (this.pendingTurn) await this.pendingTurn;
+    await this.connection.flush();
   }
 
   async close(): Promise<void> {

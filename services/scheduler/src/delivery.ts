@@ -126,7 +126,8 @@ export function createDelivery(deps: SchedulerDeps): TimerDelivery {
     };
     const workers = Array.from({ length: Math.min(settings.concurrency, runs.length) }, worker);
     if (faults?.afterSend && !sentOnce) {
-      // Every worker has sent its first tick synchronously before its first await.
+      // Every worker has asked for its first tick synchronously before its first await; the bus
+      // writes them in this iteration's turn, and the fault's flush waits for that turn.
       sentOnce = true;
       await faults.afterSend();
     }

@@ -29,7 +29,7 @@ export interface SchedulerInfra {
 function faultsOf(fault: SchedulerFault | undefined, infra: SchedulerInfra): SchedulerFaults {
   if (fault === undefined) return {};
   const die = async () => {
-    if (infra.bus instanceof NatsBus) await infra.bus.connection.flush();
+    if (infra.bus instanceof NatsBus) await infra.bus.flush();
     infra.log.warn({ fault }, "test fault: SIGKILL");
     process.kill(process.pid, "SIGKILL");
   };

@@ -2,8 +2,12 @@
  * Transition throughput against PostgreSQL's own commit limit on the same machine (issue #15: "we
  * measure ourselves against PostgreSQL's own limit"), and where the time goes.
  *
- * 1. Baseline, once: pgbench runs a transaction shaped like one transition's commit at the same
- *    concurrency and for the same time (bench/baseline.ts).
+ * 1. Baseline: pgbench runs a transaction shaped like one transition's commit at the same
+ *    concurrency and for the same time (bench/baseline.ts), before the first configuration and again
+ *    after each one measured in the closed loop; a configuration's ratio is taken against the mean of
+ *    the runs just before and just after it, so both sides of the quotient see the machine as it was
+ *    while Baton ran (this VM's speed drifts by a third within minutes, and slows after sustained
+ *    load), and a drift of more than a fifth between the two is reported.
  * 2. Per configuration (a deployment and its engine replicas):
  *    - closed loop (`--mode closed`, the default): C virtual agents loop start_run → claim → submit
  *      (bench/loops.ts) and the rate, its ratio to pgbench's, PostgreSQL commits per transition
@@ -214,7 +218,7 @@ interface ClosedResult {
   generatorCpu: number;
 }
 
-async function closed(t: Target, pgTps: number): Promise<ClosedResult> {
+async function closed(t: Target): Promise<ClosedResult> {
   const agent = keepAliveAgent();
   const latencies = new Latencies();
   const ids = Array.from({ length: clients }, (_, i) => ({ kind: "agent" as const, id: `a_bench_${i}` }));
@@ -263,7 +267,6 @@ async function closed(t: Target, pgTps: number): Promise<ClosedResult> {
   out(
     `Baton (MCP over HTTP, ${t.config.deployment === "embedded" ? "baton dev: every service in one process, PGlite" : `gateway → NATS → ${t.config.engines} engine${t.config.engines > 1 ? "s" : ""} → PostgreSQL`}): ${rate.toFixed(0)} transitions/s (${errorText(latencies)})`,
   );
-  out(`ratio Baton / PostgreSQL: ${(rate / pgTps).toFixed(3)}`);
   out(
     total === null
       ? `PostgreSQL commits per transition: write ${write.toFixed(2)}, outbox relay ${relay.toFixed(2)} (PGlite: other commits not counted)`
@@ -335,10 +338,32 @@ async function arrival(t: Target): Promise<ArrivalResult> {
   return { latencies, readyToClaim: counts.readyToClaim };
 }
 
+/** How far pgbench's rates before and after a configuration may differ before the bench says so. */
+const DRIFT_NOTED = 0.2;
+
+/**
+ * pgbench again after a configuration's closed loop, and the ratio against the mean of `before` and
+ * this run (both printed): the machine's speed while Baton ran, as well as two samples can say.
+ */
+async function ratioAfter(rate: number, before: number): Promise<{ ratio: number; after: number }> {
+  const after = await pgbenchRate(clients, seconds);
+  const baseline = (before + after) / 2;
+  out(
+    `PostgreSQL baseline again, after Baton: ${after.toFixed(0)} commits/s (before: ${before.toFixed(0)}; the ratio uses their mean, ${baseline.toFixed(0)})`,
+  );
+  if (Math.abs(after / before - 1) > DRIFT_NOTED)
+    out(
+      `  pgbench moved by ${(((after - before) / before) * 100).toFixed(0)} % across the run: the machine's speed changed while Baton ran; read this ratio with care, and run again`,
+    );
+  const ratio = rate / baseline;
+  out(`ratio Baton / PostgreSQL: ${ratio.toFixed(3)}`);
+  return { ratio, after };
+}
+
 out(`clients ${clients}, ${seconds} s each`);
-const pgTps = runClosed ? await pgbenchRate(clients, seconds) : Number.NaN;
+let pgBefore = runClosed ? await pgbenchRate(clients, seconds) : Number.NaN;
 if (runClosed)
-  out(`PostgreSQL baseline (pgbench, one transition-shaped commit): ${pgTps.toFixed(0)} commits/s`);
+  out(`PostgreSQL baseline (pgbench, one transition-shaped commit): ${pgBefore.toFixed(0)} commits/s`);
 const build = !values.source && configs.some((c) => c.deployment === "distributed") ? compiledCli() : null;
 const rows: Row[] = [];
 try {
@@ -348,29 +373,34 @@ try {
         `\n## ${config.deployment}${config.deployment === "distributed" ? `, ${config.engines} engine${config.engines > 1 ? "s" : ""}` : ""}`,
       );
     const target = await start(config, build?.cli ?? null);
+    let c: ClosedResult | null = null;
+    let a: Awaited<ReturnType<typeof arrival>> | null = null;
     try {
       await target.deployment.publish(join(REPO, "bench/processes/bench-step"));
       await target.deployment.publish(join(REPO, "bench/processes/bench-approval"), {
         approver: APPROVER_GROUP,
       });
-      const c = runClosed ? await closed(target, pgTps) : null;
-      const a = runArrival ? await arrival(target) : null;
-      rows.push({
-        deployment: config.deployment,
-        engines: config.engines,
-        rate: c?.rate ?? null,
-        ratio: c ? c.rate / pgTps : null,
-        commits: c?.commits ?? null,
-        cpu: c?.cpu ?? null,
-        generatorCpu: c?.generatorCpu ?? null,
-        closed: c?.latencies ?? null,
-        arrival: a?.latencies ?? null,
-        readyToClaim: a?.readyToClaim ?? null,
-        errors: (c?.latencies.errors ?? 0) + (a?.latencies.errors ?? 0),
-      });
+      c = runClosed ? await closed(target) : null;
+      a = runArrival ? await arrival(target) : null;
     } finally {
       await target.deployment.stop();
     }
+    // pgbench again once every Baton process is gone, so it has the machine to itself as before.
+    const measured = c ? await ratioAfter(c.rate, pgBefore) : null;
+    if (measured) pgBefore = measured.after;
+    rows.push({
+      deployment: config.deployment,
+      engines: config.engines,
+      rate: c?.rate ?? null,
+      ratio: measured?.ratio ?? null,
+      commits: c?.commits ?? null,
+      cpu: c?.cpu ?? null,
+      generatorCpu: c?.generatorCpu ?? null,
+      closed: c?.latencies ?? null,
+      arrival: a?.latencies ?? null,
+      readyToClaim: a?.readyToClaim ?? null,
+      errors: (c?.latencies.errors ?? 0) + (a?.latencies.errors ?? 0),
+    });
   }
 } finally {
   if (build) rmSync(build.dir, { recursive: true, force: true });

@@ -164,7 +164,7 @@ async function start(config: Config, cli: string | null): Promise<Target> {
   }
   const deployment = await startDistributed({
     engines: config.engines,
-    ...(cli ? { compiledCli: cli } : {}),
+    ...(cli ? { compiledCli: cli } : { sources: true }),
     env: UNLIMITED,
     // pg_stat_user_functions counts the engine's commit functions only with this.
     databaseSettings: { track_functions: "pl" },

@@ -53,28 +53,39 @@ async function testBuild(): Promise<string | null> {
   const dir = join(root, "build");
   const cli = join(dir, "services/cli/src/main.js");
   const done = join(root, "build.done");
+  // Why the build failed: every later deployment of the run fails at once with it, rather than
+  // each waiting for a build that will never finish.
+  const failed = join(root, "build.failed");
   const lock = join(root, "build.lock");
+  const failure = () => new Error(readFileSync(failed, "utf8"));
   if (existsSync(done)) return cli;
+  if (existsSync(failed)) throw failure();
   try {
     // Test files may run in several workers: the one that makes the lock builds, the others wait.
     mkdirSync(lock);
   } catch {
     const deadline = Date.now() + 300_000;
     while (!existsSync(done)) {
+      if (existsSync(failed)) throw failure();
       if (Date.now() > deadline) throw new Error(`the test build in ${dir} did not finish within 5 minutes`);
       await new Promise((r) => setTimeout(r, 250));
     }
     return cli;
   }
-  await new Promise<void>((resolve, reject) =>
-    execFile(
-      NODE,
-      [...TSX_IMPORT, join(REPO, "scripts/build.ts"), "--out", dir, "--install", "--offline"],
-      { cwd: REPO, maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) =>
-        error ? reject(new Error(`pnpm build for the tests failed:\n${stdout}${stderr}`)) : resolve(),
-    ),
-  );
+  try {
+    await new Promise<void>((resolve, reject) =>
+      execFile(
+        NODE,
+        [...TSX_IMPORT, join(REPO, "scripts/build.ts"), "--out", dir, "--install", "--offline"],
+        { cwd: REPO, maxBuffer: 16 * 1024 * 1024 },
+        (error, stdout, stderr) =>
+          error ? reject(new Error(`pnpm build for the tests failed:\n${stdout}${stderr}`)) : resolve(),
+      ),
+    );
+  } catch (error) {
+    writeFileSync(failed, (error as Error).message);
+    throw error;
+  }
   writeFileSync(done, "");
   return cli;
 }
@@ -331,6 +342,8 @@ export interface DistributedDeployment extends Deployment {
  * database and NATS namespace per deployment, so runs never see each other.
  */
 export async function startDistributed(options: DistributedOptions = {}): Promise<DistributedDeployment> {
+  // First, so a failed build leaves nothing behind (a database, an S3 server).
+  const compiledCli = options.compiledCli ?? (options.sources ? null : await testBuild());
   const dataDir = mkdtempSync(join(tmpdir(), "baton-svc-"));
   const logFile = join(dataDir, "test.log");
   const log = createWriteStream(logFile, { flags: "a" });
@@ -378,7 +391,6 @@ export async function startDistributed(options: DistributedOptions = {}): Promis
   // Ports for the operations servers, taken before any service starts (one each; more on demand).
   const spare: number[] = [];
   for (let i = 0; i < 12; i++) spare.push(await freePort());
-  const compiledCli = options.compiledCli ?? (options.sources ? null : await testBuild());
   const serve = (service: string, extra: Record<string, string> = {}) => {
     const opsPort = spare.pop() ?? 0;
     // BATON_PROFILE_DIR=<dir> writes a CPU profile of every service on exit (bench/, profiling).

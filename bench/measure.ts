@@ -106,6 +106,11 @@ export interface DatabaseCounters {
   batonCommitCalls: number;
   /** Calls of `baton_commit_many`. */
   batonCommitManyCalls: number;
+  /**
+   * Time PostgreSQL spent inside `baton_commit` and `baton_commit_many`, ms: the sum of their
+   * `self_time`, so a nested call is counted once. The commit itself (the WAL flush) is outside it.
+   */
+  commitFunctionMs: number;
 }
 
 /**
@@ -120,12 +125,15 @@ export async function databaseCounters(url: string): Promise<DatabaseCounters> {
     const { rows } = await c.query(`select
       (select xact_commit from pg_stat_database where datname = current_database())::bigint as xact,
       coalesce((select sum(calls) from pg_stat_user_functions where funcname = 'baton_commit'), 0)::bigint as one,
-      coalesce((select sum(calls) from pg_stat_user_functions where funcname = 'baton_commit_many'), 0)::bigint as many`);
-    const r = rows[0] as { xact: string; one: string; many: string };
+      coalesce((select sum(calls) from pg_stat_user_functions where funcname = 'baton_commit_many'), 0)::bigint as many,
+      coalesce((select sum(self_time) from pg_stat_user_functions
+        where funcname in ('baton_commit', 'baton_commit_many')), 0)::float8 as ms`);
+    const r = rows[0] as { xact: string; one: string; many: string; ms: number };
     return {
       xactCommit: Number(r.xact),
       batonCommitCalls: Number(r.one),
       batonCommitManyCalls: Number(r.many),
+      commitFunctionMs: Number(r.ms),
     };
   } finally {
     await c.end();

@@ -264,6 +264,7 @@ async function closed(t: Target): Promise<ClosedResult> {
   // Every transition passes through baton_commit once (alone, or inside baton_commit_many).
   const one = db0 && db1 ? db1.batonCommitCalls - db0.batonCommitCalls : 0;
   const many = db0 && db1 ? db1.batonCommitManyCalls - db0.batonCommitManyCalls : 0;
+  const functionMs = db0 && db1 ? db1.commitFunctionMs - db0.commitFunctionMs : 0;
   out(
     `Baton (MCP over HTTP, ${t.config.deployment === "embedded" ? "baton dev: every service in one process, PGlite" : `gateway → NATS → ${t.config.engines} engine${t.config.engines > 1 ? "s" : ""} → PostgreSQL`}): ${rate.toFixed(0)} transitions/s (${errorText(latencies)})`,
   );
@@ -275,7 +276,7 @@ async function closed(t: Target): Promise<ClosedResult> {
   out(
     `  engine: ${statements} commit statements for ${engineTransitions} transitions (${(engineTransitions / Math.max(1, statements)).toFixed(2)} per statement)` +
       (db0 && db1
-        ? `; pg_stat_user_functions: baton_commit_many ${many} calls, baton_commit ${one} calls (alone or inside a group)${one === engineTransitions && many <= statements ? ", consistent" : ", NOT consistent with the engine's counters"}`
+        ? `; pg_stat_user_functions: baton_commit_many ${many} calls, baton_commit ${one} calls (alone or inside a group)${one === engineTransitions && many <= statements ? ", consistent" : ", NOT consistent with the engine's counters"}; ${(functionMs / Math.max(1, one)).toFixed(3)} ms per transition inside them (the commit's WAL flush not included)`
         : ""),
   );
   out(

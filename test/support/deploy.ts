@@ -30,7 +30,9 @@ import { type S3Server, startS3 } from "./s3.ts";
 
 export const REPO = fileURLToPath(new URL("../../", import.meta.url));
 /**
- * Services run as `node --import tsx <cli>`: one process, so a signal (SIGKILL included) reaches the
+ * What runs from the sources (`baton dev`, the build script, and every service with
+ * `BATON_TEST_SOURCE=1`; distributed services otherwise run the compiled build, see `testBuild`)
+ * runs as `node --import tsx <script>`: one process, so a signal (SIGKILL included) reaches the
  * service itself. The `tsx` binary would run the service in a child process, which a SIGKILL to the
  * wrapper leaves running.
  */

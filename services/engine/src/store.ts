@@ -344,8 +344,10 @@ export class EngineStore {
   }
 
   /**
-   * Group commit (issue #15): a transition is sent at once when no commit is in flight; those that
-   * arrive meanwhile wait, and go together, up to {@link GROUP_COMMIT_MAX}, in one
+   * Group commit (issue #15): when no commit is in flight, a transition is sent at the end of the
+   * event-loop iteration that made it (its check phase), with every other transition that iteration
+   * made; those that arrive while a commit is in flight wait, and go together, up to
+   * {@link GROUP_COMMIT_MAX}, in one
    * `baton_commit_many` statement (migration 0006) when it returns: one round trip and one
    * PostgreSQL commit for all of them, each applied or refused on its own. Nothing changes for the
    * core or a reply: each caller still gets its own transition's outcome, after the commit that
@@ -355,12 +357,18 @@ export class EngineStore {
   private enqueue(text: string): Promise<string> {
     return new Promise((resolve, reject) => {
       this.queue.push({ text, resolve, reject });
-      if (!this.committing) void this.drain();
+      if (!this.committing) {
+        // The first commit of a burst waits for this iteration's check phase, so every transition
+        // the iteration's callbacks make (the HTTP requests or NATS messages read in one poll) goes
+        // in it. Without the wait the first went alone: in `baton dev`, where PGlite runs in this
+        // event loop, nothing could queue behind it, and every transition was its own commit.
+        this.committing = true;
+        setImmediate(() => void this.drain());
+      }
     });
   }
 
   private async drain(): Promise<void> {
-    this.committing = true;
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, GROUP_COMMIT_MAX);

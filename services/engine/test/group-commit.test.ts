@@ -9,8 +9,9 @@ import { POSTGRES_URL } from "../../../test/support/deploy.ts";
 import { EngineStore, FenceLost, IdempotencyConflict, type Transition } from "../src/store.ts";
 
 /**
- * Group commit (issue #15): transitions that queue while a commit is in flight share one statement
- * and one PostgreSQL commit, and each still gets its own outcome — a lost fence, a taken
+ * Group commit (issue #15): transitions made in one event-loop iteration, and those that queue
+ * while a commit is in flight, share one statement and one PostgreSQL commit, and each still gets
+ * its own outcome — a lost fence, a taken
  * `requestId` or an SQL error in one never changes another's (ARCHITECTURE rule 2, §4). Against a
  * scratch database on the machine's PostgreSQL, with transitions made by the real core.
  */
@@ -79,15 +80,28 @@ describe("group commit: one statement for the transitions that queued, each with
     }
   }
 
-  it("twenty transitions at once: the first commits alone, the nineteen that queued behind it in one statement, every one applied", async () => {
+  it("twenty transitions made in one event-loop iteration: one statement at the iteration's end, every one applied", async () => {
     const store = new EngineStore(database.db);
     const outcomes = await Promise.all(
       Array.from({ length: 20 }, (_, i) => outcomeOf(store.commit(start(`r_many_${i}`)))),
     );
     expect(outcomes).toEqual(Array(20).fill("ok"));
-    expect(store.sent).toEqual({ statements: 2, transitions: 20 });
+    expect(store.sent).toEqual({ statements: 1, transitions: 20 });
     expect(await count("select count(*) as n from runs where id like 'r_many_%'", [])).toBe(20);
     expect(await count("select count(*) as n from run_journal where run_id like 'r_many_%'", [])).toBe(20);
+  });
+
+  it("transitions made while a commit is in flight queue behind it and go together in the next statement", async () => {
+    const store = new EngineStore(database.db);
+    const head = outcomeOf(store.commit(start("r_inflight_head")));
+    // This callback runs in the same check phase, after the store's: its statement is sent and its
+    // answer cannot be read before the next poll phase, so the nineteen below find it in flight.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(store.sent).toEqual({ statements: 1, transitions: 1 });
+    const queued = Array.from({ length: 19 }, (_, i) => outcomeOf(store.commit(start(`r_inflight_${i}`))));
+    expect(await Promise.all([head, ...queued])).toEqual(Array(20).fill("ok"));
+    expect(store.sent).toEqual({ statements: 2, transitions: 20 });
+    expect(await count("select count(*) as n from runs where id like 'r_inflight_%'", [])).toBe(20);
   });
 
   it("in one statement, a lost fence and a taken requestId refuse only their own transition, writing nothing of it", async () => {
@@ -101,14 +115,15 @@ describe("group commit: one statement for the transitions that queued, each with
       after: { ...first.after, rev: 1 },
     };
     const outcomes = await Promise.all([
-      outcomeOf(store.commit(start("r_head"))), // in flight while the others queue
+      outcomeOf(store.commit(start("r_head"))),
       outcomeOf(store.commit(start("r_good_1", "req-shared"))),
       outcomeOf(store.commit(stale)),
       outcomeOf(store.commit(start("r_dup", "req-shared"))),
       outcomeOf(store.commit(start("r_good_2"))),
     ]);
     expect(outcomes).toEqual(["ok", "ok", "fence", "idempotency_conflict", "ok"]);
-    expect(store.sent).toEqual({ statements: 3, transitions: 6 });
+    // r_fenced's own statement, then the five of this iteration in one.
+    expect(store.sent).toEqual({ statements: 2, transitions: 6 });
     // The fenced transition's idempotency record and the conflicting one's run were never written.
     expect(await count("select count(*) as n from idempotency where request_id = $1", ["req-stale"])).toBe(0);
     expect(await count("select count(*) as n from runs where id = $1", ["r_dup"])).toBe(0);

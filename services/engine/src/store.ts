@@ -192,8 +192,9 @@ function databaseError(error: unknown): unknown {
 
 /** The engine's database operations. */
 export class EngineStore {
-  /** Transitions waiting while a commit is in flight, in arrival order. */
+  /** Transitions waiting for the next commit statement, in arrival order. */
   private queue: Queued[] = [];
+  /** A drain is scheduled (for the check phase) or running: a new transition only joins the queue. */
   private committing = false;
   /** Commit statements sent and the transitions they carried, since start (the group commit's effect). */
   readonly sent = { statements: 0, transitions: 0 };
@@ -344,11 +345,11 @@ export class EngineStore {
   }
 
   /**
-   * Group commit (issue #15): when no commit is in flight, a transition is sent at the end of the
-   * event-loop iteration that made it (its check phase), with every other transition that iteration
-   * made; those that arrive while a commit is in flight wait, and go together, up to
-   * {@link GROUP_COMMIT_MAX}, in one
-   * `baton_commit_many` statement (migration 0006) when it returns: one round trip and one
+   * Group commit (issue #15): when no commit is in flight, a transition is sent from the next check
+   * phase of the event loop (`setImmediate`; the end of the iteration that made it, unless it was
+   * made in a check phase), with every other transition made before then; those that arrive while a
+   * commit is in flight wait for it to return. Each statement carries up to {@link GROUP_COMMIT_MAX}
+   * transitions, several in one `baton_commit_many` (migration 0006): one round trip and one
    * PostgreSQL commit for all of them, each applied or refused on its own. Nothing changes for the
    * core or a reply: each caller still gets its own transition's outcome, after the commit that
    * holds it. Resolves to `ok`, `idempotency_conflict`, `stale_version` or `fence`; rejects when

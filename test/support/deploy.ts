@@ -119,17 +119,46 @@ export interface Deployment {
   stop(): Promise<void>;
 }
 
-/** A TCP port free on 127.0.0.1 now. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Whether `port` on 127.0.0.1 can be listened on now; with 0, the port the system chose instead. */
+function tryListen(port: number): Promise<number | null> {
+  return new Promise((resolve) => {
     const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
+    srv.once("error", () => resolve(null));
+    srv.listen(port, "127.0.0.1", () => {
       const a = srv.address();
-      const port = typeof a === "object" && a ? a.port : 0;
-      srv.close(() => resolve(port));
+      const chosen = typeof a === "object" && a ? a.port : 0;
+      srv.close(() => resolve(chosen));
     });
   });
+}
+
+/** Ports each vitest worker hands out from: its own block below the system's ephemeral range. */
+const WORKER_PORTS = { base: 20_000, size: 5_000 };
+/** The next port this process tries in its worker's block; starts at a random place in it. */
+let nextPort = Math.floor(Math.random() * WORKER_PORTS.size);
+
+/**
+ * A TCP port free on 127.0.0.1 now, which a test gives a server to bind later (and to bind again
+ * after a restart). In a vitest worker (`VITEST_POOL_ID` 1, 2, …) it comes from that worker's own
+ * block of 5,000 ports below 32768, walked in order: integration files run two at a time, and a port
+ * one file chose but has not bound yet (a service started minutes later, a private NATS between its
+ * stop and its start) is then never handed to the other worker's file, nor to anything that asks the
+ * system for a port (s3rver, proxies, `listen(0)`), which gets one from the ephemeral range above.
+ * Elsewhere (the bench, scripts, a third worker) the system chooses.
+ */
+export async function freePort(): Promise<number> {
+  const worker = Number(process.env.VITEST_POOL_ID);
+  if (!Number.isInteger(worker) || worker < 1 || worker > 2) {
+    const port = await tryListen(0);
+    if (port === null) throw new Error("no free TCP port on 127.0.0.1");
+    return port;
+  }
+  const base = WORKER_PORTS.base + (worker - 1) * WORKER_PORTS.size;
+  for (let tries = 0; tries < WORKER_PORTS.size; tries++) {
+    const port = base + (nextPort++ % WORKER_PORTS.size);
+    if ((await tryListen(port)) !== null) return port;
+  }
+  throw new Error(`no free TCP port on 127.0.0.1 in ${base}-${base + WORKER_PORTS.size - 1}`);
 }
 
 function common(

@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 
 /**
- * One vitest run over the whole tree, in two projects:
+ * One vitest run over the whole tree, in three projects:
  * - `unit`: `*.test.ts` next to the code, no I/O, run in parallel.
  * - `integration`: `test/**` suites that talk to real PostgreSQL, NATS, Redis and Baton over MCP.
  *   Two files run at a time, after the unit files (`groupOrder` 1). Each deployment has its own

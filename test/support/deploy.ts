@@ -132,8 +132,11 @@ function tryListen(port: number): Promise<number | null> {
   });
 }
 
-/** Ports each vitest worker hands out from: its own block below the system's ephemeral range. */
-const WORKER_PORTS = { base: 20_000, size: 5_000 };
+/**
+ * Ports each vitest worker hands out from: its own block below the system's ephemeral range (which
+ * starts at 32768), so as many workers get a block as fit under it (two: vitest.config.ts runs two).
+ */
+const WORKER_PORTS = { base: 20_000, size: 5_000, blocks: Math.floor((32_768 - 20_000) / 5_000) };
 /** The next port this process tries in its worker's block; starts at a random place in it. */
 let nextPort = Math.floor(Math.random() * WORKER_PORTS.size);
 
@@ -144,11 +147,11 @@ let nextPort = Math.floor(Math.random() * WORKER_PORTS.size);
  * one file chose but has not bound yet (a service started minutes later, a private NATS between its
  * stop and its start) is then never handed to the other worker's file, nor to anything that asks the
  * system for a port (s3rver, proxies, `listen(0)`), which gets one from the ephemeral range above.
- * Elsewhere (the bench, scripts, a third worker) the system chooses.
+ * Elsewhere (the bench, scripts, a worker past the last block) the system chooses.
  */
 export async function freePort(): Promise<number> {
   const worker = Number(process.env.VITEST_POOL_ID);
-  if (!Number.isInteger(worker) || worker < 1 || worker > 2) {
+  if (!Number.isInteger(worker) || worker < 1 || worker > WORKER_PORTS.blocks) {
     const port = await tryListen(0);
     if (port === null) throw new Error("no free TCP port on 127.0.0.1");
     return port;

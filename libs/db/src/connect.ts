@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { PGlite } from "@electric-sql/pglite";
+import type { PGlite } from "@electric-sql/pglite";
 import { sql } from "drizzle-orm";
 import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
 import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
@@ -7,6 +7,7 @@ import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import pg from "pg";
+import { PGliteThread } from "./pglite-thread.ts";
 import * as schema from "./schema.ts";
 
 /** The drizzle database type every service uses, whether over `pg` or PGlite. */
@@ -159,11 +160,13 @@ export async function pingDatabase(db: Db): Promise<void> {
 
 /**
  * Opens (or creates) an embedded PGlite database in `dataDir` and applies the migrations. One process
- * owns the directory at a time. `dataDir` of `memory://` keeps everything in memory.
+ * owns the directory at a time. `dataDir` of `memory://` keeps everything in memory. PGlite runs on a
+ * worker thread of its own ({@link PGliteThread}), so its statements never hold the event loop.
  */
 export async function openEmbedded(dataDir: string): Promise<Database> {
-  const client = await PGlite.create(dataDir);
-  const db = drizzlePglite(client, { schema });
+  const client = await PGliteThread.create(dataDir);
+  // drizzle's driver and migrator use only the part of PGlite's interface the thread offers.
+  const db = drizzlePglite(client as unknown as PGlite, { schema });
   await migratePglite(db, { migrationsFolder: MIGRATIONS });
   return { db: db as unknown as Db, kind: "pglite", close: () => client.close() };
 }

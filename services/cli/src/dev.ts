@@ -174,9 +174,10 @@ function lock(dir: string): void {
 
 /**
  * `baton dev` (ARCHITECTURE rule 4): every service in one process over the in-process bus, PGlite in
- * `<data-dir>/pgdata`, files in `<data-dir>/files`, the dev issuer's key in
- * `<data-dir>/dev-issuer.json`. Publishes the samples in `fixtures/` with each role bound to a group
- * of the same name. Restarted on the same directory it keeps every process and run.
+ * `<data-dir>/pgdata` (on a worker thread of its own, so its statements never hold the event loop),
+ * files in `<data-dir>/files`, the dev issuer's key in `<data-dir>/dev-issuer.json`. Publishes the
+ * samples in `fixtures/` with each role bound to a group of the same name. Restarted on the same
+ * directory it keeps every process and run.
  */
 export async function startDev(options: DevOptions): Promise<DevServer> {
   const dir = resolve(options.dataDir);

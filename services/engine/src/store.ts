@@ -361,7 +361,7 @@ export class EngineStore {
       if (!this.committing) {
         // The first commit of a burst waits for this iteration's check phase, so every transition
         // the iteration's callbacks make (the HTTP requests or NATS messages read in one poll) goes
-        // in it. Without the wait the first went alone: in `baton dev`, where PGlite runs in this
+        // in it. Without the wait the first went alone: in `baton dev`, when PGlite ran in this
         // event loop, nothing could queue behind it, and every transition was its own commit.
         this.committing = true;
         setImmediate(() => void this.drain());

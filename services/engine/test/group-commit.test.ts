@@ -15,7 +15,7 @@ import { EngineStore, FenceLost, IdempotencyConflict, type Transition } from "..
  * outcome — a lost fence, a taken `requestId` or an SQL error in one never changes another's
  * (ARCHITECTURE rule 2, §4). With transitions made by the real core, against a scratch database on
  * the machine's PostgreSQL (`baton serve`) and against PGlite in memory (`baton dev`, where PGlite
- * runs in the event loop and its errors reach `statementRefused` in PGlite's shape).
+ * runs on a worker thread and its errors reach `statementRefused` in PGlite's shape).
  */
 describe.each([
   ["PostgreSQL", "postgres"],

@@ -58,6 +58,9 @@ function begin(id) {
 }
 let db;
 const ready = PGlite.create(workerData.dataDir).then((opened) => { db = opened; });
+// A PGlite that cannot open answers every message with its error (its code kept) instead of ending
+// the thread before the first one arrives.
+ready.catch(() => {});
 parentPort.on("message", async (m) => {
   try {
     await ready;
@@ -109,6 +112,11 @@ interface Pending {
  * about 60 % of the loop's time under `pnpm bench`, time during which no HTTP request, tool call or
  * reply could run. On a thread of its own the database and the services use two cores.
  *
+ * Parameters cross to the thread by structured clone: strings, numbers, bigints, booleans, null,
+ * dates, buffers, plain objects and arrays arrive as they are; a class instance arrives as a plain
+ * object (without its `toJSON`), so pass JSON as a string (`::jsonb` of `JSON.stringify`), as every
+ * service does. A value clone refuses (a function) rejects the call with a `DataCloneError`.
+ *
  * Semantics are PGlite's: one session, statements and transactions one at a time in the order they
  * arrive (a statement outside a transaction waits for it to end). Errors keep their fields (the
  * SQLSTATE `code`, `severity`, `detail`), so `BT409` and friends read the same as on the main thread.
@@ -150,7 +158,12 @@ export class PGliteThread {
   /** Opens (or creates) the database in `dataDir` (`memory://` keeps it in memory); rejects when PGlite cannot. */
   static async create(dataDir: string): Promise<PGliteThread> {
     const thread = new PGliteThread(dataDir);
-    await thread.call({ op: "query", sql: "select 1" });
+    try {
+      await thread.call({ op: "query", sql: "select 1" });
+    } catch (error) {
+      await thread.worker.terminate();
+      throw error;
+    }
     return thread;
   }
 
@@ -158,9 +171,12 @@ export class PGliteThread {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.next++;
     return new Promise((resolve, reject) => {
+      // Sent first: a parameter structured clone refuses (a function) throws here, and nothing is
+      // left waiting that would keep the thread referenced for ever. No answer can arrive before
+      // this executor returns.
+      this.worker.postMessage({ ...message, id });
       if (this.pending.size === 0) this.worker.ref();
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ ...message, id });
     });
   }
 
@@ -230,9 +246,13 @@ export class PGliteThread {
     return result;
   }
 
-  /** Closes the database and stops the thread. */
+  /** Closes the database and stops the thread; later calls reject saying it is closed. */
   async close(): Promise<void> {
-    if (!this.failure) await this.call({ op: "close" });
-    await this.worker.terminate();
+    try {
+      if (!this.failure) await this.call({ op: "close" });
+    } finally {
+      this.failure ??= new Error("the embedded database is closed");
+      await this.worker.terminate();
+    }
   }
 }

@@ -1,4 +1,7 @@
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { PGlite } from "@electric-sql/pglite";
 import { sql } from "drizzle-orm";
@@ -96,17 +99,40 @@ describe("PGlite on a worker thread (issue #15)", () => {
     expect(rowsOf(await (outside as Promise<unknown>))).toEqual([{ n: 2 }]);
   });
 
-  it("refuses calls after close, saying the embedded database stopped", async () => {
+  it("refuses calls after close, saying the embedded database is closed", async () => {
     const thread = await PGliteThread.create("memory://");
     await thread.close();
-    await expect(thread.query("select 1")).rejects.toThrow(/the embedded database stopped/);
+    await expect(thread.query("select 1")).rejects.toThrow("the embedded database is closed");
   });
 
-  it("lets a process that never closes it exit once nothing waits for it", () => {
+  it("refuses a parameter that cannot cross to the thread and keeps answering the next call", async () => {
+    const thread = await PGliteThread.create("memory://");
+    try {
+      await expect(thread.query("select $1::text as x", [() => 1])).rejects.toMatchObject({
+        name: "DataCloneError",
+      });
+      await expect(thread.query("select 1 as one")).resolves.toMatchObject({ rows: [{ one: 1 }] });
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it("says why a database cannot be opened (a data directory under a file)", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "baton-pglite-")), "not-a-directory");
+    writeFileSync(file, "");
+    await expect(PGliteThread.create(join(file, "pgdata"))).rejects.toMatchObject({ code: "ENOTDIR" });
+  });
+
+  it("lets a process that never closes it exit once nothing waits for it, a refused parameter included", () => {
     const connect = fileURLToPath(new URL("../src/connect.ts", import.meta.url));
+    const thread = fileURLToPath(new URL("../src/pglite-thread.ts", import.meta.url));
     const program = `const { openEmbedded, pingDatabase } = await import(${JSON.stringify(connect)});
+      const { PGliteThread } = await import(${JSON.stringify(thread)});
       const d = await openEmbedded("memory://");
       await pingDatabase(d.db);
+      const t = await PGliteThread.create("memory://");
+      await t.query("select $1::text", [() => 1]).catch(() => undefined);
+      await t.query("select 1");
       console.log("asked");`;
     const child = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", program], {
       encoding: "utf8",

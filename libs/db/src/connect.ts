@@ -161,10 +161,11 @@ export async function pingDatabase(db: Db): Promise<void> {
 /**
  * Opens (or creates) an embedded PGlite database in `dataDir` and applies the migrations. One process
  * owns the directory at a time. `dataDir` of `memory://` keeps everything in memory. PGlite runs on a
- * worker thread of its own ({@link PGliteThread}), so its statements never hold the event loop.
+ * worker thread of its own ({@link PGliteThread}), so its statements never hold the event loop;
+ * `onStopped` is told if that thread stops before `close` (every statement since fails).
  */
-export async function openEmbedded(dataDir: string): Promise<Database> {
-  const client = await PGliteThread.create(dataDir);
+export async function openEmbedded(dataDir: string, onStopped?: (reason: Error) => void): Promise<Database> {
+  const client = await PGliteThread.create(dataDir, onStopped);
   // drizzle's driver and migrator use only the part of PGlite's interface the thread offers.
   const db = drizzlePglite(client as unknown as PGlite, { schema });
   await migratePglite(db, { migrationsFolder: MIGRATIONS });

@@ -128,7 +128,12 @@ export class PGliteThread {
   private next = 1;
   private failure: Error | null = null;
 
-  private constructor(dataDir: string) {
+  private closing = false;
+
+  private constructor(
+    dataDir: string,
+    private readonly onStopped?: (reason: Error) => void,
+  ) {
     const pglite = createRequire(import.meta.url).resolve("@electric-sql/pglite");
     // The parent's flags are not the worker's: `--input-type=module` (or a loader) would evaluate the
     // script as an ES module, where `require` does not exist.
@@ -147,20 +152,27 @@ export class PGliteThread {
       },
     );
     const stopped = (reason: Error) => {
+      const unexpected = this.failure === null && !this.closing;
       this.failure ??= reason;
       for (const p of this.pending.values()) p.reject(this.failure);
       this.pending.clear();
+      if (unexpected) this.onStopped?.(reason);
     };
     this.worker.on("error", (error) => stopped(new Error(`the embedded database stopped: ${error.message}`)));
     this.worker.on("exit", (code) => stopped(new Error(`the embedded database stopped (exit ${code})`)));
   }
 
-  /** Opens (or creates) the database in `dataDir` (`memory://` keeps it in memory); rejects when PGlite cannot. */
-  static async create(dataDir: string): Promise<PGliteThread> {
-    const thread = new PGliteThread(dataDir);
+  /**
+   * Opens (or creates) the database in `dataDir` (`memory://` keeps it in memory); rejects when PGlite
+   * cannot. `onStopped` is told, once, when the thread stops other than by {@link close} (PGlite's
+   * WebAssembly aborted, say): every call since rejects, so whoever runs it should say so loudly.
+   */
+  static async create(dataDir: string, onStopped?: (reason: Error) => void): Promise<PGliteThread> {
+    const thread = new PGliteThread(dataDir, onStopped);
     try {
       await thread.call({ op: "query", sql: "select 1" });
     } catch (error) {
+      thread.closing = true;
       await thread.worker.terminate();
       throw error;
     }
@@ -248,6 +260,7 @@ export class PGliteThread {
 
   /** Closes the database and stops the thread; later calls reject saying it is closed. */
   async close(): Promise<void> {
+    this.closing = true;
     try {
       if (!this.failure) await this.call({ op: "close" });
     } finally {

@@ -105,6 +105,26 @@ describe("PGlite on a worker thread (issue #15)", () => {
     await expect(thread.query("select 1")).rejects.toThrow("the embedded database is closed");
   });
 
+  it("tells its owner once when the thread stops before close, and every waiting and later call says why", async () => {
+    const stops: string[] = [];
+    const thread = await PGliteThread.create("memory://", (reason) => stops.push(reason.message));
+    const waiting = thread.query("select pg_sleep(5)");
+    // What a WebAssembly abort does to the thread, from outside: it ends without close.
+    await (thread as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    await expect(waiting).rejects.toThrow(/the embedded database stopped/);
+    await expect(thread.query("select 1")).rejects.toThrow(/the embedded database stopped/);
+    expect(stops).toEqual([expect.stringMatching(/the embedded database stopped/)]);
+    await thread.close();
+    expect(stops).toHaveLength(1);
+  });
+
+  it("says nothing to its owner when closed", async () => {
+    const stops: string[] = [];
+    const thread = await PGliteThread.create("memory://", (reason) => stops.push(reason.message));
+    await thread.close();
+    expect(stops).toEqual([]);
+  });
+
   it("refuses a parameter that cannot cross to the thread and keeps answering the next call", async () => {
     const thread = await PGliteThread.create("memory://");
     try {

@@ -193,7 +193,12 @@ export async function startDev(options: DevOptions): Promise<DevServer> {
   const issuer = await loadOrCreateDevIssuer(join(dir, "dev-issuer.json"));
   const port = options.port === 0 ? await freePort() : options.port;
   const publicUrl = `http://127.0.0.1:${port}`;
-  const database = await openEmbedded(join(dir, "pgdata"));
+  const database = await openEmbedded(join(dir, "pgdata"), (reason) =>
+    log.error(
+      { err: reason.message },
+      "the embedded database stopped: every call fails from now on; stop baton dev and start it again on the same --data-dir",
+    ),
+  );
   const bus = new InProcessBus();
   const blobs = new LocalBlobStore(join(dir, "files"));
   let clock: Clock = systemClock;

@@ -82,6 +82,9 @@ export function totalCpu(cpu: Map<string, number>): number {
 /** The model's core counts. */
 export const MODEL_CORES = [2, 4, 8] as const;
 
+/** The threads `baton dev` keeps busy, so the cores its model may use: the event loop and PGlite's. */
+export const EMBEDDED_THREADS = 2;
+
 /**
  * Transitions per second at `cores` fully used cores, from the CPU one transition costs across
  * every server process: `cores × 1000 / (CPU ms per transition)`.
@@ -110,11 +113,13 @@ export function table(rows: readonly Row[]): string {
           .join(" · ")
       : "—";
     const total = r.cpu ? totalCpu(r.cpu) : null;
-    // One event loop (PGlite included) uses one core however many the machine has.
+    // `baton dev` works on two threads however many cores the machine has: the event loop, and
+    // PGlite's own thread (libs/db/src/pglite-thread.ts) since cf39a06. Before, PGlite ran in the
+    // event loop and the model said one core; measured runs then passed that "upper bound".
     const model = !total
       ? "—"
       : r.deployment === "embedded"
-        ? `${modeled(1, total).toFixed(0)} (one core: one event loop)`
+        ? `${modeled(EMBEDDED_THREADS, total).toFixed(0)} (two cores at most: the event loop and PGlite's thread)`
         : MODEL_CORES.map((n) => modeled(n, total).toFixed(0)).join(" / ");
     const closedP99 = ["start_run", "claim", "submit"].map((t) => p99(r.closed ?? undefined, t)).join(" / ");
     const arrivalP99 = r.arrival
@@ -133,4 +138,4 @@ export function table(rows: readonly Row[]): string {
 
 /** What the model column means, in one line. */
 export const MODEL_NOTE =
-  "modeled rate at N cores = N × 1000 / (server CPU ms per transition): every core busy with Baton's processes, PostgreSQL's backends and nats-server at the measured cost per transition — an upper bound that ignores lock and I/O waits, PostgreSQL's shared background processes and the load generator; embedded runs on one event loop, so one core.";
+  "modeled rate at N cores = N × 1000 / (server CPU ms per transition): every core busy with Baton's processes, PostgreSQL's backends and nats-server at the measured cost per transition — an upper bound that ignores lock and I/O waits, PostgreSQL's shared background processes and the load generator; embedded works on two threads (the event loop and PGlite's), so at most two cores.";
